@@ -1,0 +1,23 @@
+"""toolnexus: the MCP elicitation bridge onto the toolnexus §10 suspension contract.
+
+An MCP server may pause a ``tools/call`` to ask the user for something (a form, or a URL
+to visit). toolnexus maps that question onto one §10 :class:`Request`, lets the host's one
+``wait_for(request)`` resolve it, and maps the :class:`Answer` back, so a host writes one
+resolver for every source of questions.
+"""
+
+from __future__ import annotations
+
+from ._wire import Answer, Reason, Request
+from .mcp import answer_to_elicit_result, elicitation_to_request
+
+__all__ = [
+    "Answer",
+    "Reason",
+    "Request",
+    "__version__",
+    "answer_to_elicit_result",
+    "elicitation_to_request",
+]
+
+__version__ = "0.1.0"

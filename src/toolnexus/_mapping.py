@@ -1,0 +1,219 @@
+"""Layer 2: the pure mapping between MCP elicitation and §10, a port of the JS reference.
+
+``elicitation_to_request`` and ``answer_to_elicit_result`` behave exactly as the JS
+functions ``elicitationToRequest`` and ``answerToElicitResult`` of toolnexus (js/src/mcp.ts),
+JavaScript truthiness included. No I/O, no event loop; the only state is the id sequence.
+This module imports only ``mcp_types`` from the SDK.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Union
+
+from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+from pydantic_core import ValidationError
+from typing_extensions import TypeAlias
+
+from ._wire import Answer, Request
+
+__all__ = [
+    "ElicitationParams",
+    "answer_to_elicit_result",
+    "elicitation_to_request",
+    "new_request_id",
+]
+
+ElicitationParams: TypeAlias = Union[ElicitRequestFormParams, ElicitRequestURLParams, Mapping[str, Any]]
+"""What ``elicitation_to_request`` takes: the SDK's params model of either mode, or the
+``elicitation/create`` params as a wire mapping with camelCase keys."""
+
+# --- ids -------------------------------------------------------------------------------
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(n: int) -> str:
+    """``n.toString(36)`` as JavaScript writes it for a non-negative integer."""
+    if n == 0:
+        return "0"
+    digits = []
+    while n:
+        n, r = divmod(n, 36)
+        digits.append(_BASE36[r])
+    return "".join(reversed(digits))
+
+
+def _locked_counter() -> Callable[[], int]:
+    lock = threading.Lock()
+    counter = itertools.count(1)
+
+    def next_locked() -> int:
+        with lock:
+            return next(counter)
+
+    return next_locked
+
+
+# ``next()`` on an ``itertools.count`` is one C call that holds the GIL, so it cannot hand
+# out a number twice; a free-threaded build (no GIL) gets a lock around it instead.
+_gil_enabled: Callable[[], bool] = getattr(sys, "_is_gil_enabled", lambda: True)
+_next_seq: Callable[[], int] = itertools.count(1).__next__ if _gil_enabled() else _locked_counter()
+
+# The base-36 time changes once a millisecond: keep the last one written, as one tuple so
+# that a thread never pairs one millisecond with another's digits.
+_last_ms: tuple[int, str] = (-1, "")
+
+
+def new_request_id() -> str:
+    """A fresh request id, ``elc-<ms since the epoch in base 36>-<sequence from 1>``.
+
+    Exactly as the JS reference writes ``elc-${Date.now().toString(36)}-${++seq}``. The
+    sequence is per process and safe to use from many threads at once, so ids are unique
+    within a process and their sequence numbers increase.
+    """
+    global _last_ms
+    seq = _next_seq()
+    ms = time.time_ns() // 1_000_000
+    last = _last_ms
+    if last[0] != ms:
+        last = _last_ms = (ms, _base36(ms))
+    return f"elc-{last[1]}-{seq}"
+
+
+# --- elicitation -> Request ------------------------------------------------------------
+
+
+def _js_truthy(value: object) -> bool:
+    """JavaScript's truthiness: only ``undefined``/``null``, ``false``, ``0``, ``NaN`` and
+    ``""`` are falsy; an empty object or array is truthy (unlike Python)."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (int, float)):
+        return value == value and value != 0  # NaN != NaN
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+_new_request = object.__new__
+# Slot descriptors set a frozen dataclass's fields without its __setattr__ guard: the
+# values below are known to be of the right types, so the checks in __init__ are skipped.
+_set_id = Request.id.__set__  # type: ignore[attr-defined]
+_set_kind = Request.kind.__set__  # type: ignore[attr-defined]
+_set_prompt = Request.prompt.__set__  # type: ignore[attr-defined]
+_set_url = Request.url.__set__  # type: ignore[attr-defined]
+_set_data = Request.data.__set__  # type: ignore[attr-defined]
+_set_expires = Request.expiresAt.__set__  # type: ignore[attr-defined]
+
+
+def _request(kind: str, prompt: str, url: str | None, data: dict[str, Any] | None) -> Request:
+    req = _new_request(Request)
+    _set_id(req, new_request_id())
+    _set_kind(req, kind)
+    _set_prompt(req, prompt)
+    _set_url(req, url)
+    _set_data(req, data)
+    _set_expires(req, None)
+    return req
+
+
+def _message(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"elicitation params field 'message' must be a str, not {type(value).__name__}")
+
+
+def elicitation_to_request(params: ElicitationParams) -> Request:
+    """Map the params of an MCP ``elicitation/create`` request onto a §10 :class:`Request`.
+
+    - URL mode (``mode == "url"``): ``kind="authorization"``, ``url`` carried over when it
+      is non-empty, no ``data``.
+    - Anything else (form mode): ``kind="input"``, ``data={"schema": requestedSchema}``
+      when the schema is present (an empty ``{}`` counts, as in JavaScript), no ``url``.
+    - ``message`` becomes ``prompt`` (``""`` when absent); ``id`` is :func:`new_request_id`.
+
+    The schema is carried by reference, unmodified. ``params`` is the SDK's
+    ``ElicitRequestFormParams`` or ``ElicitRequestURLParams``, or the wire mapping
+    (camelCase keys). Anything else raises ``TypeError``; so does a wire mapping whose
+    ``mode``, ``message`` or (URL mode) ``url`` is not a string.
+    """
+    cls = type(params)
+    if cls is ElicitRequestFormParams:
+        schema = params.requested_schema  # type: ignore[union-attr]
+        return _request("input", params.message, None, {"schema": schema} if _js_truthy(schema) else None)  # type: ignore[union-attr]
+    if cls is ElicitRequestURLParams:
+        url = params.url  # type: ignore[union-attr]
+        return _request("authorization", params.message, url or None, None)  # type: ignore[union-attr]
+    if isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams)):
+        return elicitation_to_request(params.model_dump(by_alias=True, exclude_none=True))
+    if not isinstance(params, Mapping):
+        raise TypeError(
+            "elicitation_to_request expects ElicitRequestFormParams, ElicitRequestURLParams "
+            f"or a mapping of the elicitation/create params, not {cls.__name__}"
+        )
+    mode = params.get("mode")
+    if mode is not None and not isinstance(mode, str):
+        raise TypeError(f"elicitation params field 'mode' must be a str, not {type(mode).__name__}")
+    prompt = _message(params.get("message"))
+    if mode == "url":
+        url = params.get("url")
+        if not _js_truthy(url):
+            return _request("authorization", prompt, None, None)
+        if not isinstance(url, str):
+            raise TypeError(f"elicitation params field 'url' must be a str, not {type(url).__name__}")
+        return _request("authorization", prompt, url, None)
+    schema = params.get("requestedSchema")
+    return _request("input", prompt, None, {"schema": schema} if _js_truthy(schema) else None)
+
+
+# --- Answer -> ElicitResult ------------------------------------------------------------
+
+
+def _content_error(err: ValidationError) -> ValueError:
+    keys = []
+    for detail in err.errors(include_url=False, include_input=False):
+        loc = detail.get("loc", ())
+        if len(loc) >= 2 and loc[0] == "content" and loc[1] not in keys:
+            keys.append(loc[1])
+    if not keys:  # pragma: no cover - ElicitResult only fails on content
+        return ValueError("Answer.data cannot be carried by an MCP ElicitResult")
+    shown = ", ".join(repr(k) for k in keys)
+    return ValueError(
+        f"Answer.data {'key' if len(keys) == 1 else 'keys'} {shown}: an MCP ElicitResult carries only "
+        "str, int, float, bool, None or a list of str as a value"
+    )
+
+
+def answer_to_elicit_result(answer: Answer | Mapping[str, Any]) -> ElicitResult:
+    """Map a §10 :class:`Answer` back onto the MCP ``ElicitResult`` the server expects.
+
+    - ``ok=True``: ``accept`` with ``content`` = ``answer.data``, or ``{}`` when it is ``None``.
+    - ``ok=False, reason="declined"``: ``decline``.
+    - ``ok=False`` with any other reason, or none: ``cancel``.
+
+    Only ``ok``, ``data`` and ``reason`` are read. ``answer`` is an :class:`Answer` or its
+    wire mapping, checked as :meth:`Answer.from_dict` does. Data that an ``ElicitResult``
+    cannot carry (a nested object, a list of numbers, ...) raises ``ValueError`` naming
+    the offending key.
+    """
+    if type(answer) is not Answer:
+        if isinstance(answer, Mapping):
+            answer = Answer.from_dict(answer)
+        elif not isinstance(answer, Answer):
+            raise TypeError(
+                f"answer_to_elicit_result expects an Answer or its wire mapping, not {type(answer).__name__}"
+            )
+    if answer.ok:
+        data = answer.data
+        try:
+            return ElicitResult(action="accept", content={} if data is None else data)
+        except ValidationError as err:
+            raise _content_error(err) from None
+    return ElicitResult(action="decline" if answer.reason == "declined" else "cancel")
