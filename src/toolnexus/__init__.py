@@ -9,7 +9,7 @@ resolver for every source of questions.
 from __future__ import annotations
 
 from ._wire import Answer, Reason, Request
-from .mcp import answer_to_elicit_result, elicitation_to_request
+from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request, validate_content
 
 __all__ = [
     "Answer",
@@ -17,7 +17,9 @@ __all__ = [
     "Request",
     "__version__",
     "answer_to_elicit_result",
+    "elicitation_callback",
     "elicitation_to_request",
+    "validate_content",
 ]
 
 __version__ = "0.1.0"

@@ -13,11 +13,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Union
+from typing import Any, TypeAlias
 
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from pydantic_core import ValidationError
-from typing_extensions import TypeAlias
 
 from ._wire import Answer, Request
 
@@ -28,7 +27,7 @@ __all__ = [
     "new_request_id",
 ]
 
-ElicitationParams: TypeAlias = Union[ElicitRequestFormParams, ElicitRequestURLParams, Mapping[str, Any]]
+ElicitationParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams | Mapping[str, Any]
 """What ``elicitation_to_request`` takes: the SDK's params model of either mode, or the
 ``elicitation/create`` params as a wire mapping with camelCase keys."""
 
@@ -101,14 +100,22 @@ def _js_truthy(value: object) -> bool:
 
 
 _new_request = object.__new__
-# Slot descriptors set a frozen dataclass's fields without its __setattr__ guard: the
-# values below are known to be of the right types, so the checks in __init__ are skipped.
-_set_id = Request.id.__set__  # type: ignore[attr-defined]
-_set_kind = Request.kind.__set__  # type: ignore[attr-defined]
-_set_prompt = Request.prompt.__set__  # type: ignore[attr-defined]
-_set_url = Request.url.__set__  # type: ignore[attr-defined]
-_set_data = Request.data.__set__  # type: ignore[attr-defined]
-_set_expires = Request.expiresAt.__set__  # type: ignore[attr-defined]
+
+
+def _slot_setter(name: str) -> Callable[[Request, object], None]:
+    # A slot's descriptor sets the field of a frozen dataclass without its __setattr__
+    # guard. The mapping builds values already known to be of the right types, so the
+    # checks in __init__ are skipped on this path.
+    setter: Callable[[Request, object], None] = Request.__dict__[name].__set__
+    return setter
+
+
+_set_id = _slot_setter("id")
+_set_kind = _slot_setter("kind")
+_set_prompt = _slot_setter("prompt")
+_set_url = _slot_setter("url")
+_set_data = _slot_setter("data")
+_set_expires = _slot_setter("expiresAt")
 
 
 def _request(kind: str, prompt: str, url: str | None, data: dict[str, Any] | None) -> Request:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeAlias
 
-from typing_extensions import Self, TypeAlias
+from typing_extensions import Self
 
 __all__ = ["Answer", "Reason", "Request"]
 
-Reason: TypeAlias = Union[Literal["declined", "cancelled", "expired"], str]
+Reason: TypeAlias = Literal["declined", "cancelled", "expired"] | str
 """Why an ``Answer`` is not ok. The three named reasons are the ones §10 defines;
 any other string is allowed and treated like ``"cancelled"`` by the MCP bridge."""
 

@@ -3,6 +3,8 @@
 - :func:`elicitation_to_request` and :func:`answer_to_elicit_result` are the pure mapping,
   the exact behaviour of the JS reference.
 - :func:`new_request_id` makes the ids those requests carry.
+- :func:`elicitation_callback` wires a host's one resolver into the SDK's client.
+- :func:`validate_content` checks a form's answers against the requested schema.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
 transports.
@@ -10,11 +12,16 @@ transports.
 
 from __future__ import annotations
 
+from ._callback import WaitFor, elicitation_callback
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
+from ._schema import validate_content
 
 __all__ = [
     "ElicitationParams",
+    "WaitFor",
     "answer_to_elicit_result",
+    "elicitation_callback",
     "elicitation_to_request",
     "new_request_id",
+    "validate_content",
 ]

@@ -1,0 +1,209 @@
+"""Checking a form's answers against the MCP ``requestedSchema``.
+
+The MCP elicitation spec restricts ``requestedSchema`` to a flat object of primitive
+properties: strings (``minLength``, ``maxLength``, ``format`` email, uri, date,
+date-time), numbers and integers (``minimum``, ``maximum``), booleans, single-select
+enums (``enum``, or ``oneOf`` of ``{const, title}``) and multi-select arrays (``items``
+with ``enum`` or ``anyOf`` of ``{const, title}``, ``minItems``, ``maxItems``).
+
+The checking itself is jsonschema's (installed with ``mcp``), imported on first use. This
+module only picks the format checks and turns each error into a sentence that names the
+field and never repeats the value the user typed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+    from jsonschema.exceptions import ValidationError
+
+__all__ = ["validate_content"]
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _is_email(value: object) -> bool:
+    return not isinstance(value, str) or _EMAIL.fullmatch(value) is not None
+
+
+def _is_uri(value: object) -> bool:
+    # RFC 3986: an absolute URI is a scheme, a colon and the rest, with no white space.
+    return not isinstance(value, str) or _SCHEME.fullmatch(value) is not None
+
+
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    if _DATE.fullmatch(value) is None:
+        return False
+    try:
+        _dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_date_time(value: object) -> bool:
+    # RFC 3339 ``date-time``: a full date, a time and a zone offset (``Z`` or ``±hh:mm``).
+    if not isinstance(value, str):
+        return True
+    match = _DATE_TIME.fullmatch(value)
+    if match is None or not _is_date(match.group(1)):
+        return False
+    hour, minute, second = (int(match.group(i)) for i in (2, 3, 4))
+    return hour < 24 and minute < 60 and second <= 60  # 60: a leap second
+
+
+_FORMATS = {"email": _is_email, "uri": _is_uri, "date": _is_date, "date-time": _is_date_time}
+_FORMAT_WORDS = {
+    "email": "an email address",
+    "uri": "an absolute URI (such as https://example.com)",
+    "date": "a date (YYYY-MM-DD)",
+    "date-time": "a date and time (RFC 3339, such as 2026-01-31T09:30:00Z)",
+}
+
+
+@lru_cache(maxsize=1)
+def _format_checker() -> FormatChecker:
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(formats=())
+    for name, check in _FORMATS.items():
+        checker.checks(name)(check)
+    return checker
+
+
+def _choices(options: object) -> list[Any]:
+    """The allowed values of a single- or multi-select: ``enum`` or ``oneOf``/``anyOf`` consts."""
+    if not isinstance(options, Mapping):
+        return []
+    if isinstance(options.get("enum"), list):
+        return list(options["enum"])
+    for key in ("oneOf", "anyOf"):
+        branches = options.get(key)
+        if isinstance(branches, list):
+            return [b["const"] for b in branches if isinstance(b, Mapping) and "const" in b]
+    return []
+
+
+def _listing(values: list[Any]) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "array": "a list",
+    "null": "empty",
+    "object": "an object",
+}
+
+
+def _type_words(expected: object) -> str:
+    if isinstance(expected, list):
+        return " or ".join(_TYPE_WORDS.get(str(t), str(t)) for t in expected)
+    return _TYPE_WORDS.get(str(expected), str(expected))
+
+
+def _plural(n: object, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _describe(error: ValidationError, properties: Mapping[str, Any]) -> str:
+    """One sentence about ``error`` that names the field but never quotes the user's value."""
+    path = list(error.absolute_path)
+    field = str(path[0]) if path else ""
+    where = f"{field!r}" if len(path) < 2 else f"{field!r} item {int(path[1]) + 1}"
+    kind, limit = error.validator, error.validator_value
+    if kind == "type":
+        return f"{where} must be {_type_words(limit)}"
+    if kind == "minLength":
+        return f"{where} must be at least {_plural(limit, 'character')} long"
+    if kind == "maxLength":
+        return f"{where} must be at most {_plural(limit, 'character')} long"
+    if kind == "format":
+        return f"{where} must be {_FORMAT_WORDS.get(str(limit), f'in the format {limit}')}"
+    if kind == "minimum":
+        return f"{where} must be at least {limit}"
+    if kind == "maximum":
+        return f"{where} must be at most {limit}"
+    if kind == "exclusiveMinimum":
+        return f"{where} must be greater than {limit}"
+    if kind == "exclusiveMaximum":
+        return f"{where} must be less than {limit}"
+    if kind == "minItems":
+        return f"{where} must have at least {_plural(limit, 'item')}"
+    if kind == "maxItems":
+        return f"{where} must have at most {_plural(limit, 'item')}"
+    if kind == "uniqueItems":
+        return f"{where} must not repeat an item"
+    if kind in ("enum", "oneOf", "anyOf", "const"):
+        prop = properties.get(field)
+        options = prop.get("items") if len(path) >= 2 and isinstance(prop, Mapping) else prop
+        allowed = _choices(options) or (limit if kind == "enum" and isinstance(limit, list) else [])
+        if allowed:
+            return f"{where} must be one of: {_listing(allowed)}"
+        return f"{where} is not one of the allowed values"
+    return f"{where} does not fit the requested schema ({kind})"
+
+
+def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+    """Check a form's answers against the ``requestedSchema`` of an MCP elicitation.
+
+    Returns one readable problem per entry, or an empty list when ``content`` fits. Each
+    problem names the field (``'age' must be at least 18``) and never repeats the value
+    that was given, so the list is safe to show, log or send. Checked: ``required``;
+    ``type``; ``minLength``/``maxLength``; ``format`` email, uri, date and date-time;
+    ``minimum``/``maximum``; ``enum`` and ``oneOf``/``anyOf`` of ``const``;
+    ``minItems``/``maxItems`` and the items of a multi-select; and any other JSON Schema
+    keyword the schema uses. When the schema lists its ``properties``, a field that is not
+    among them is a problem too: the server did not ask for it.
+
+    Raises ``TypeError`` when ``schema`` or ``content`` is not a mapping, ``ValueError``
+    when ``schema`` is not a valid JSON Schema.
+    """
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"validate_content: schema must be a mapping, not {type(schema).__name__}")
+    if not isinstance(content, Mapping):
+        raise TypeError(f"validate_content: content must be a mapping, not {type(content).__name__}")
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    schema = dict(schema)
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ValueError(f"validate_content: schema is not a valid JSON Schema at {where}") from None
+    problems: list[str] = []
+    required = schema.get("required")
+    if isinstance(required, list):
+        problems.extend(f"{name!r} is required" for name in required if name not in content)
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        problems.extend(
+            f"{key!r} is not a field of the requested schema" for key in content if key not in properties
+        )
+    else:
+        properties = {}
+    validator = cls(schema, format_checker=_format_checker())
+    errors = sorted(validator.iter_errors(dict(content)), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        if error.validator in ("required", "additionalProperties") and not error.absolute_path:
+            continue  # said above, in our own words
+        problem = _describe(error, properties)
+        if problem not in problems:
+            problems.append(problem)
+    return problems
