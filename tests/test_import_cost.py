@@ -1,0 +1,32 @@
+"""Importing toolnexus loads the SDK's wire types, never its transport stack or jsonschema."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ["mcp.client", "mcp.server", "mcp.shared", "starlette", "uvicorn", "httpx2", "jsonschema", "anyio"]
+
+PROBE = """
+import json, sys
+import {module}
+loaded = sorted({{h for h in {heavy!r} for name in sys.modules if name == h or name.startswith(h + ".")}})
+print(json.dumps(loaded))
+"""
+
+
+@pytest.mark.parametrize("module", ["toolnexus", "toolnexus.mcp", "toolnexus.mcp, toolnexus"])
+def test_import_loads_no_transport_and_no_jsonschema(module: str) -> None:
+    code = PROBE.format(module=module, heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == []
+
+
+def test_the_probe_sees_heavy_modules_when_they_are_loaded() -> None:
+    # The probe itself must be able to fail: importing the SDK's client does load them.
+    code = PROBE.format(module="mcp.client", heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "mcp.client" in json.loads(out)

@@ -1,0 +1,133 @@
+"""Property tests: whatever a server or a resolver hands over, the mapping either maps it or
+raises TypeError/ValueError; wire values survive a round trip; ids never repeat."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolnexus import Answer, Request, answer_to_elicit_result, elicitation_to_request
+from toolnexus.mcp import new_request_id
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+odd_values = st.sampled_from([object(), b"bytes", (1, 2), {1, 2}, 1j, Ellipsis])
+any_value = json_values | odd_values
+
+
+def wire_mapping(
+    keys: list[str], known: dict[str, st.SearchStrategy[Any]]
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Mappings whose keys come mostly from the wire shape, each value well- or ill-typed."""
+    fields = {k: known.get(k, st.nothing()) | any_value for k in keys}
+    return st.fixed_dictionaries({}, optional=fields).flatmap(
+        lambda d: st.dictionaries(st.text(max_size=6), any_value, max_size=2).map(
+            lambda extra: {**extra, **d}
+        )
+    )
+
+
+elicit_params = wire_mapping(
+    ["mode", "message", "url", "requestedSchema", "elicitationId", "_meta", "task"],
+    {
+        "mode": st.sampled_from(["url", "form"]),
+        "message": st.text(),
+        "url": st.text(),
+        "requestedSchema": json_values,
+    },
+)
+
+answers = wire_mapping(
+    ["id", "ok", "data", "reason"],
+    {
+        "id": st.text(),
+        "ok": st.booleans(),
+        "data": st.dictionaries(st.text(), json_values, max_size=4),
+        "reason": st.sampled_from(["declined", "cancelled", "expired", "other"]),
+    },
+)
+
+
+@given(elicit_params)
+@settings(max_examples=400)
+def test_any_params_mapping_maps_or_raises_type_or_value_error(params: dict[str, Any]) -> None:
+    try:
+        req = elicitation_to_request(params)
+    except (TypeError, ValueError):
+        return
+    assert req.kind == ("authorization" if params.get("mode") == "url" else "input")
+    assert isinstance(req.prompt, str)
+    assert Request.from_dict(req.to_dict()) == req
+
+
+@given(answers)
+@settings(max_examples=400)
+def test_any_answer_mapping_maps_or_raises_type_or_value_error(answer: dict[str, Any]) -> None:
+    try:
+        result = answer_to_elicit_result(answer)
+    except (TypeError, ValueError):
+        return
+    if answer["ok"]:
+        assert result.action == "accept"
+        assert result.content == (answer.get("data") or {})
+    else:
+        assert result.action == ("decline" if answer.get("reason") == "declined" else "cancel")
+        assert result.content is None
+
+
+optional_text = st.none() | st.text()
+requests = st.builds(
+    Request,
+    st.text(),
+    st.text(),
+    st.text(),
+    optional_text,
+    st.none() | st.dictionaries(st.text(), json_values, max_size=4),
+    optional_text,
+)
+answer_values = st.builds(
+    Answer,
+    st.text(),
+    st.booleans(),
+    st.none() | st.dictionaries(st.text(), json_values, max_size=4),
+    st.none() | st.sampled_from(["declined", "cancelled", "expired"]) | st.text(),
+)
+
+
+@given(requests)
+def test_request_round_trips_through_its_wire_form(req: Request) -> None:
+    assert Request.from_dict(req.to_dict()) == req
+
+
+@given(answer_values)
+def test_answer_round_trips_through_its_wire_form(answer: Answer) -> None:
+    assert Answer.from_dict(answer.to_dict()) == answer
+
+
+@given(st.integers(min_value=2, max_value=8), st.integers(min_value=1, max_value=300))
+@settings(max_examples=25, deadline=None)
+def test_ids_stay_unique_under_threads(threads: int, per_thread: int) -> None:
+    out: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+
+    def work() -> None:
+        barrier.wait()
+        mine = [new_request_id() for _ in range(per_thread)]
+        with lock:
+            out.extend(mine)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(out) == threads * per_thread
+    assert len(set(out)) == len(out)
