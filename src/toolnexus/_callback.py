@@ -130,7 +130,11 @@ def elicitation_callback(
     ) -> ElicitResult | ErrorData:
         import anyio
 
-        request = elicitation_to_request(params)
+        try:
+            request = elicitation_to_request(params)
+        except (TypeError, ValueError) as err:  # not from the SDK, which validates params
+            logger.error("elicitation params the bridge cannot map (%s); cancel sent", err)
+            return ElicitResult(action="cancel")
         if seconds is not None:
             _set_expires(request, _deadline(seconds))
         try:
