@@ -143,7 +143,7 @@ def elicitation_callback(
         except Exception:
             logger.exception("elicitation %s: the resolver raised; cancel sent", request.id)
             return ElicitResult(action="cancel")
-        if deadline.cancelled_caught:
+        if deadline.cancel_called:  # also when the resolver shielded itself and answered late
             logger.warning(
                 "elicitation %s: the resolver did not answer within %g s; cancel sent", request.id, seconds
             )
