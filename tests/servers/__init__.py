@@ -1,0 +1,1 @@
+"""Real MCP servers (the SDK's own ``MCPServer``) that the bridge tests talk to."""
