@@ -63,8 +63,8 @@ def _locked_counter() -> Callable[[], int]:
 _gil_enabled: Callable[[], bool] = getattr(sys, "_is_gil_enabled", lambda: True)
 _next_seq: Callable[[], int] = itertools.count(1).__next__ if _gil_enabled() else _locked_counter()
 
-# The base-36 time changes once a millisecond: keep the last one written, as one tuple so
-# that a thread never pairs one millisecond with another's digits.
+# The base-36 time changes once a millisecond: keep the last one and the id prefix written
+# for it, as one tuple, so that a thread never pairs one millisecond with another's prefix.
 _last_ms: tuple[int, str] = (-1, "")
 
 
@@ -80,8 +80,8 @@ def new_request_id() -> str:
     ms = time.time_ns() // 1_000_000
     last = _last_ms
     if last[0] != ms:
-        last = _last_ms = (ms, _base36(ms))
-    return f"elc-{last[1]}-{seq}"
+        last = _last_ms = (ms, f"elc-{_base36(ms)}-")
+    return f"{last[1]}{seq}"
 
 
 # --- elicitation -> Request ------------------------------------------------------------
@@ -90,6 +90,11 @@ def new_request_id() -> str:
 def _js_truthy(value: object) -> bool:
     """JavaScript's truthiness: only ``undefined``/``null``, ``false``, ``0``, ``NaN`` and
     ``""`` are falsy; an empty object or array is truthy (unlike Python)."""
+    cls = type(value)
+    if cls is dict:  # the common case (a schema), answered first
+        return True
+    if cls is str:
+        return value != ""
     if value is None or value is False:
         return False
     if isinstance(value, (int, float)):
@@ -158,25 +163,29 @@ def elicitation_to_request(params: ElicitationParams) -> Request:
     if cls is ElicitRequestURLParams:
         url = params.url  # type: ignore[union-attr]
         return _request("authorization", params.message, url or None, None)  # type: ignore[union-attr]
-    if isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams)):
-        return elicitation_to_request(params.model_dump(by_alias=True, exclude_none=True))
-    if not isinstance(params, Mapping):
-        raise TypeError(
-            "elicitation_to_request expects ElicitRequestFormParams, ElicitRequestURLParams "
-            f"or a mapping of the elicitation/create params, not {cls.__name__}"
-        )
-    mode = params.get("mode")
-    if mode is not None and not isinstance(mode, str):
+    # A plain dict is checked before the model classes: their metaclass makes isinstance slow.
+    if cls is not dict:
+        if isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams)):
+            return elicitation_to_request(params.model_dump(by_alias=True, exclude_none=True))
+        if not isinstance(params, Mapping):
+            raise TypeError(
+                "elicitation_to_request expects ElicitRequestFormParams, ElicitRequestURLParams "
+                f"or a mapping of the elicitation/create params, not {cls.__name__}"
+            )
+    wire: Mapping[str, Any] = params  # type: ignore[assignment]  # a mapping by now
+    mode = wire.get("mode")
+    if mode is not None and type(mode) is not str and not isinstance(mode, str):
         raise TypeError(f"elicitation params field 'mode' must be a str, not {type(mode).__name__}")
-    prompt = _message(params.get("message"))
+    message = wire.get("message")
+    prompt = message if type(message) is str else _message(message)
     if mode == "url":
-        url = params.get("url")
+        url = wire.get("url")
         if not _js_truthy(url):
             return _request("authorization", prompt, None, None)
         if not isinstance(url, str):
             raise TypeError(f"elicitation params field 'url' must be a str, not {type(url).__name__}")
         return _request("authorization", prompt, url, None)
-    schema = params.get("requestedSchema")
+    schema = wire.get("requestedSchema")
     return _request("input", prompt, None, {"schema": schema} if _js_truthy(schema) else None)
 
 
@@ -196,6 +205,18 @@ def _content_error(err: ValidationError) -> ValueError:
         f"Answer.data {'key' if len(keys) == 1 else 'keys'} {shown}: an MCP ElicitResult carries only "
         "str, int, float, bool, None or a list of str as a value"
     )
+
+
+# The model's own validator, called with the wire object: the same full validation as
+# ``ElicitResult(...)`` (and the same ValidationError), without the Python-level
+# ``BaseModel.__init__`` around it. The validator only reads its input, and each result
+# gets a fresh ``__dict__``, so the two constant inputs below are safe to share (a
+# read-only mapping proxy would take pydantic's slower generic-mapping path).
+_validate_result: Callable[[dict[str, Any]], ElicitResult] = (
+    ElicitResult.__pydantic_validator__.validate_python
+)
+_DECLINE: dict[str, Any] = {"action": "decline"}
+_CANCEL: dict[str, Any] = {"action": "cancel"}
 
 
 def answer_to_elicit_result(answer: Answer | Mapping[str, Any]) -> ElicitResult:
@@ -220,7 +241,7 @@ def answer_to_elicit_result(answer: Answer | Mapping[str, Any]) -> ElicitResult:
     if answer.ok:
         data = answer.data
         try:
-            return ElicitResult(action="accept", content={} if data is None else data)
+            return _validate_result({"action": "accept", "content": {} if data is None else data})
         except ValidationError as err:
             raise _content_error(err) from None
-    return ElicitResult(action="decline" if answer.reason == "declined" else "cancel")
+    return _validate_result(_DECLINE if answer.reason == "declined" else _CANCEL)
