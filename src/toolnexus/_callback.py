@@ -138,12 +138,16 @@ def elicitation_callback(
         if seconds is not None:
             _set_expires(request, _deadline(seconds))
         try:
-            with anyio.move_on_after(seconds) as deadline:
+            if seconds is None:  # no deadline: no cancel scope to pay for
                 result = await resolve(request)
+            else:
+                with anyio.move_on_after(seconds) as deadline:
+                    result = await resolve(request)
         except Exception:
             logger.exception("elicitation %s: the resolver raised; cancel sent", request.id)
             return ElicitResult(action="cancel")
-        if deadline.cancel_called:  # also when the resolver shielded itself and answered late
+        # cancel_called: also when the resolver shielded itself and answered late
+        if seconds is not None and deadline.cancel_called:
             logger.warning(
                 "elicitation %s: the resolver did not answer within %g s; cancel sent", request.id, seconds
             )

@@ -14,6 +14,8 @@ field and never repeats the value the user typed.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jsonschema import FormatChecker
     from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = ["validate_content"]
 
@@ -158,6 +161,184 @@ def _describe(error: ValidationError, properties: Mapping[str, Any]) -> str:
     return f"{where} does not fit the requested schema ({kind})"
 
 
+def _refuse(value: object) -> object:
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _schema_key(schema: dict[str, Any]) -> str | None:
+    """The schema as canonical JSON text, or None when it holds what JSON cannot write."""
+    try:
+        return json.dumps(schema, sort_keys=True, separators=(",", ":"), default=_refuse)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check(schema: dict[str, Any]) -> Validator:
+    from jsonschema import validators
+    from jsonschema.exceptions import SchemaError
+
+    cls = validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ValueError(f"validate_content: schema is not a valid JSON Schema at {where}") from None
+    return cls(schema, format_checker=_format_checker())
+
+
+@lru_cache(maxsize=256)
+def _check_cached(key: str) -> Validator:
+    return _check(json.loads(key))
+
+
+def _checked_validator(schema: dict[str, Any]) -> Validator:
+    """The schema checked against its metaschema and compiled once: checking costs far more
+    than validating a form's answers, and a server asks the same form again and again."""
+    key = _schema_key(schema)
+    return _check(schema) if key is None else _check_cached(key)
+
+
+# --- the common case without jsonschema --------------------------------------------------
+# A valid answer to a well-formed restricted schema is by far the common case, and going
+# through jsonschema costs tens of microseconds even with the schema checked once. The
+# check below answers True only when it is certain that the full path would find no
+# problem and accept the schema; in any doubt (a keyword or a type it does not know, a
+# value that does not fit) it answers False and the full path runs, so the problems
+# reported, and the errors raised, are the full path's.
+
+_ANNOTATIONS = frozenset(("title", "description", "default"))
+_KEYWORDS = {
+    "string": _ANNOTATIONS | {"type", "minLength", "maxLength", "format", "enum", "oneOf", "anyOf"},
+    "number": _ANNOTATIONS | {"type", "minimum", "maximum"},
+    "integer": _ANNOTATIONS | {"type", "minimum", "maximum"},
+    "boolean": _ANNOTATIONS | {"type"},
+    "array": _ANNOTATIONS | {"type", "items", "minItems", "maxItems"},
+}
+_TOP_KEYWORDS = frozenset(("type", "properties", "required", "title", "description"))
+_ITEM_KEYWORDS = frozenset(("type", "enum", "anyOf", "title", "description"))
+_CONST_KEYWORDS = frozenset(("const", "title", "description"))
+
+
+def _texts_ok(schema: dict[str, Any]) -> bool:
+    title, description = schema.get("title", ""), schema.get("description", "")
+    return type(title) is str and type(description) is str
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _bound(value: object) -> bool:
+    return (type(value) is int or type(value) is float) and math.isfinite(value)
+
+
+def _fast_choices(schema: dict[str, Any]) -> list[Any] | None:
+    """The allowed values of a well-formed ``enum`` / ``oneOf`` / ``anyOf`` of consts; ``[]``
+    when there is no choice; ``None`` when the choice is malformed or ambiguous."""
+    enum, one_of, any_of = schema.get("enum"), schema.get("oneOf"), schema.get("anyOf")
+    given = (enum is not None) + (one_of is not None) + (any_of is not None)
+    if given == 0:
+        return []
+    if given > 1:
+        return None
+    if enum is not None:
+        return enum if type(enum) is list and enum else None
+    branches = one_of if one_of is not None else any_of
+    if type(branches) is not list or not branches:
+        return None
+    consts = []
+    for branch in branches:
+        if type(branch) is not dict or "const" not in branch or not branch.keys() <= _CONST_KEYWORDS:
+            return None
+        if not _texts_ok(branch):
+            return None
+        consts.append(branch["const"])
+    if one_of is not None and len(set(map(repr, consts))) != len(consts):
+        return None  # oneOf with a repeated const: let the full path judge
+    return consts
+
+
+def _chosen(choices: list[Any], value: object) -> bool:
+    # A str value equals only a str choice, and str equality is jsonschema's too.
+    return not choices or (type(value) is str and value in choices)
+
+
+def _property_fits(schema: object, value: object, present: bool) -> bool:
+    if type(schema) is not dict:
+        return False
+    kind = schema.get("type")
+    allowed = _KEYWORDS.get(kind) if type(kind) is str else None
+    if allowed is None or not schema.keys() <= allowed or not _texts_ok(schema):
+        return False
+    if kind == "string":
+        low, high, fmt = schema.get("minLength", 0), schema.get("maxLength", 0), schema.get("format")
+        choices = _fast_choices(schema)
+        if not (_count(low) and _count(high)) or choices is None:
+            return False
+        if fmt is not None and (type(fmt) is not str or fmt not in _FORMATS):
+            return False
+        if not present:
+            return True
+        if type(value) is not str or len(value) < low or ("maxLength" in schema and len(value) > high):
+            return False
+        return (fmt is None or _FORMATS[fmt](value)) and _chosen(choices, value)
+    if kind in ("number", "integer"):
+        low, high = schema.get("minimum", 0), schema.get("maximum", 0)
+        if not (_bound(low) and _bound(high)):
+            return False
+        if not present:
+            return True
+        if not (type(value) is int or (kind == "number" and type(value) is float and math.isfinite(value))):
+            return False
+        return not ("minimum" in schema and value < low) and not ("maximum" in schema and value > high)
+    if kind == "boolean":
+        return not present or type(value) is bool
+    # array: a multi-select
+    low, high, items = schema.get("minItems", 0), schema.get("maxItems", 0), schema.get("items")
+    if not (_count(low) and _count(high)) or type(items) is not dict:
+        return False
+    if not items.keys() <= _ITEM_KEYWORDS or not _texts_ok(items) or items.get("type", "string") != "string":
+        return False
+    choices = _fast_choices(items)
+    if choices is None or "oneOf" in items:
+        return False
+    if not present:
+        return True
+    if type(value) is not list or len(value) < low or ("maxItems" in schema and len(value) > high):
+        return False
+    return all(type(item) is str and _chosen(choices, item) for item in value)
+
+
+def _fits(schema: Mapping[str, Any], content: Mapping[str, Any]) -> bool:
+    """True only when the full check would surely accept ``schema`` and find no problem."""
+    if type(schema) is not dict or type(content) is not dict or not schema.keys() <= _TOP_KEYWORDS:
+        return False
+    if schema.get("type", "object") != "object" or not _texts_ok(schema):
+        return False
+    required = schema.get("required", [])
+    if type(required) is not list:
+        return False
+    for name in required:
+        if type(name) is not str or name not in content:
+            return False
+    if len(set(required)) != len(required):
+        return False
+    properties = schema.get("properties")
+    if type(properties) is not dict:
+        return False
+    for key in content:
+        if key not in properties:
+            return False
+    missing = object()
+    for key, prop in properties.items():
+        if type(key) is not str:
+            return False
+        value = content.get(key, missing)
+        if not _property_fits(prop, value, value is not missing):
+            return False
+    return True
+
+
 def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
     """Check a form's answers against the ``requestedSchema`` of an MCP elicitation.
 
@@ -177,16 +358,15 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
         raise TypeError(f"validate_content: schema must be a mapping, not {type(schema).__name__}")
     if not isinstance(content, Mapping):
         raise TypeError(f"validate_content: content must be a mapping, not {type(content).__name__}")
-    from jsonschema import validators
-    from jsonschema.exceptions import SchemaError
+    if _fits(schema, content):
+        return []
+    return _problems(schema, content)
 
+
+def _problems(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
+    """The full path of :func:`validate_content`: jsonschema, and our words for its errors."""
     schema = dict(schema)
-    cls = validators.validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ValueError(f"validate_content: schema is not a valid JSON Schema at {where}") from None
+    validator = _checked_validator(schema)
     problems: list[str] = []
     required = schema.get("required")
     if isinstance(required, list):
@@ -198,7 +378,6 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
         )
     else:
         properties = {}
-    validator = cls(schema, format_checker=_format_checker())
     errors = sorted(validator.iter_errors(dict(content)), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:
         if error.validator in ("required", "additionalProperties") and not error.absolute_path:
