@@ -14,7 +14,8 @@ branches on ``ctx.protocol_version``: ``ctx.elicit_url`` in the legacy era, a re
 ``InputRequiredResult`` (read back from ``ctx.input_responses`` on the retry) in the new one.
 
 Run it over stdio with ``python -m toolnexus._demo_server``, or over streamable HTTP with
-``python -m toolnexus._demo_server --http PORT`` (on 127.0.0.1).
+``python -m toolnexus._demo_server --http PORT`` (on 127.0.0.1, path ``/mcp``), or
+``--http-fd FD`` to serve on a listening socket inherited from the parent.
 """
 
 from __future__ import annotations
@@ -109,16 +110,36 @@ def build_server() -> MCPServer:
     return server
 
 
+def _serve_socket(server: MCPServer, fd: int) -> None:
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(fileno=fd)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the demo server over stdio, or over streamable HTTP with ``--http PORT``."""
-    parser = argparse.ArgumentParser(prog="python -m toolnexus._demo_server", description=__doc__)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    """Run the demo server: over stdio, or streamable HTTP with ``--http PORT`` or ``--http-fd FD``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m toolnexus._demo_server", description="The toolnexus demo MCP server."
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT (path /mcp)"
+    )
+    where.add_argument(
+        "--http-fd", type=int, metavar="FD", help="serve streamable HTTP on an inherited listening socket"
+    )
     args = parser.parse_args(argv)
     server = build_server()
-    if args.http is None:
-        server.run()
-    else:
+    if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.http_fd is not None:
+        _serve_socket(server, args.http_fd)
+    else:
+        server.run()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ _WORDS = frozenset(
         "cvc",
         "cvc2",
         "otp",
-        "iban",
     }
 )
 
@@ -52,9 +51,6 @@ _PAIRS = frozenset(
         ("debit", "card"),
         ("security", "code"),
         ("card", "verification"),
-        ("account", "number"),
-        ("routing", "number"),
-        ("social", "security"),
     }
 )
 
@@ -83,10 +79,10 @@ def sensitive_fields(schema: Mapping[str, Any] | None) -> list[str]:
     """The names of the properties of a ``requestedSchema`` that look like they ask for a secret.
 
     A property counts when its name, ``title`` or ``description`` names a password,
-    passphrase, passcode, secret, token, API key, private or access key, PIN, one-time
-    code, card number, CVV/CVC or security code, or a bank or social security number, in
-    any spelling (``apiKey``, ``API_KEY``, ``"Your API key"``). Words are matched whole,
-    so ``max_tokens`` or ``spinner`` do not count.
+    passphrase, passcode, secret, token, API key, private, secret, access or signing key,
+    PIN, one-time password (OTP), card number, CVV/CVC or security code, in any spelling
+    (``apiKey``, ``API_KEY``, ``"Your API key"``). Words are matched whole, so
+    ``max_tokens`` or ``spinner`` do not count.
 
     Returns the names in the schema's order, an empty list when nothing looks secret or
     when ``schema`` is not a mapping with a ``properties`` mapping. This is a heuristic

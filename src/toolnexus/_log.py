@@ -1,0 +1,192 @@
+"""A traffic log for any §10 resolver: :func:`log_traffic`.
+
+Each question and its answer are written in their §10 wire form, one JSON object per line,
+so the log can be read back with ``json.loads`` line by line (or ``jq``). What the user gave
+is masked unless the caller asks for it.
+
+Standard library and :mod:`toolnexus._wire` only: importing it costs nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import inspect
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, TypeVar, overload
+
+from ._wire import Answer, Request
+
+__all__ = ["MASK", "TRAFFIC_LOGGER", "log_traffic"]
+
+MASK = "***"
+"""What a masked answer value is written as."""
+
+TRAFFIC_LOGGER = "toolnexus.traffic"
+"""The name of the logger :func:`log_traffic` writes to when given none."""
+
+_R = TypeVar("_R")
+
+Sink: TypeAlias = logging.Logger | Callable[[str], object]
+"""Where :func:`log_traffic` writes: a logger, or a callable taking one line."""
+
+
+def _now() -> str:
+    at = _dt.datetime.now(_dt.timezone.utc)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def _masked(data: object) -> object:
+    if isinstance(data, Mapping):
+        return {str(key): MASK for key in data}
+    return MASK
+
+
+def _answer_wire(answer: object, values: bool) -> dict[str, Any] | None:
+    """The answer as a wire object, its data masked unless ``values``; ``None`` if it is none."""
+    if isinstance(answer, Answer):
+        wire = answer.to_dict()
+    elif isinstance(answer, Mapping):
+        wire = {str(key): value for key, value in answer.items()}
+    else:
+        return None
+    if not values and wire.get("data") is not None:
+        wire["data"] = _masked(wire["data"])
+    return wire
+
+
+class _Writer:
+    """Writes one JSON object per line to a logger or a callable."""
+
+    def __init__(self, sink: Sink | None) -> None:
+        self._sink: Sink = logging.getLogger(TRAFFIC_LOGGER) if sink is None else sink
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=repr, separators=(",", ":"))
+        sink = self._sink
+        if isinstance(sink, logging.Logger):
+            sink.info("%s", line)
+        else:
+            sink(line)
+
+    def request(self, request: Request) -> float:
+        self({"time": _now(), "event": "request", "request": request.to_dict()})
+        return time.perf_counter()
+
+    def answer(self, request: Request, started: float, answer: object, values: bool) -> None:
+        record: dict[str, Any] = {
+            "time": _now(),
+            "event": "answer",
+            "id": request.id,
+            "seconds": round(time.perf_counter() - started, 6),
+        }
+        wire = _answer_wire(answer, values)
+        if wire is None:
+            record["answer"] = None
+            record["returned"] = type(answer).__name__
+        else:
+            record["answer"] = wire
+        self(record)
+
+    def error(self, request: Request, started: float, error: BaseException) -> None:
+        # The exception's type only: its text may hold paths, tokens or what the user typed.
+        self(
+            {
+                "time": _now(),
+                "event": "error",
+                "id": request.id,
+                "seconds": round(time.perf_counter() - started, 6),
+                "error": type(error).__name__,
+            }
+        )
+
+
+@overload
+def log_traffic(
+    wait_for: Callable[[Request], Awaitable[_R]],
+    logger: Sink | None = None,
+    *,
+    values: bool = False,
+) -> Callable[[Request], Awaitable[_R]]: ...
+
+
+@overload
+def log_traffic(
+    wait_for: Callable[[Request], _R],
+    logger: Sink | None = None,
+    *,
+    values: bool = False,
+) -> Callable[[Request], _R]: ...
+
+
+def log_traffic(
+    wait_for: Callable[[Request], Any],
+    logger: Sink | None = None,
+    *,
+    values: bool = False,
+) -> Callable[[Request], Any]:
+    """Wrap a resolver so that every Request and its Answer are logged as JSON lines.
+
+    The wrapper has the same shape as ``wait_for``: an ``async def`` resolver gives an
+    ``async`` wrapper, a plain one a plain wrapper, so it fits wherever the resolver did
+    (for instance ``elicitation_callback(log_traffic(wait_for))``). What the resolver
+    returns, or raises, passes through unchanged.
+
+    Each event is one JSON object on one line:
+
+    - ``{"time", "event": "request", "request": <Request.to_dict()>}`` when asked;
+    - ``{"time", "event": "answer", "id", "seconds", "answer": <Answer.to_dict()>}`` when
+      answered, ``seconds`` being how long the answer took (``answer`` is ``null`` and
+      ``returned`` names the type when the resolver returned something that is not an
+      answer);
+    - ``{"time", "event": "error", "id", "seconds", "error": <exception type>}`` when the
+      resolver raised. The exception's message is not logged.
+
+    ``time`` is RFC 3339 UTC. ``id`` is the request's id.
+
+    Args:
+        wait_for: the resolver to wrap, ``(Request) -> Answer`` (or its wire mapping),
+            plain or ``async``.
+        logger: where the lines go: a :class:`logging.Logger` (each line is one ``INFO``
+            record whose message is the JSON), or any callable taking the line as a
+            ``str``. Default: the ``toolnexus.traffic`` logger.
+        values: write the answer's ``data`` as given. By default each value is written as
+            ``"***"`` (the keys stay, so the log shows which fields were answered).
+    """
+    if not callable(wait_for):
+        raise TypeError(f"log_traffic: wait_for must be callable, not {type(wait_for).__name__}")
+    if logger is not None and not isinstance(logger, logging.Logger) and not callable(logger):
+        raise TypeError(
+            f"log_traffic: logger must be a logging.Logger, a callable or None, not {type(logger).__name__}"
+        )
+    if not isinstance(values, bool):
+        raise TypeError(f"log_traffic: values must be a bool, not {type(values).__name__}")
+    write = _Writer(logger)
+    call = getattr(type(wait_for), "__call__", None)  # noqa: B004 - a callable object's method
+    if inspect.iscoroutinefunction(wait_for) or (call is not None and inspect.iscoroutinefunction(call)):
+
+        async def logged_async(request: Request) -> Any:
+            started = write.request(request)
+            try:
+                answer = await wait_for(request)
+            except BaseException as err:
+                write.error(request, started, err)
+                raise
+            write.answer(request, started, answer, values)
+            return answer
+
+        return logged_async
+
+    def logged(request: Request) -> Any:
+        started = write.request(request)
+        try:
+            answer = wait_for(request)
+        except BaseException as err:
+            write.error(request, started, err)
+            raise
+        write.answer(request, started, answer, values)
+        return answer
+
+    return logged

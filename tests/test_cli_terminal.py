@@ -1,0 +1,175 @@
+"""``toolnexus demo`` at an interactive terminal: driven through a pseudo-terminal.
+
+The command runs with a pty as its controlling terminal (so Ctrl-C is a real SIGINT from
+the terminal driver), and the test types at its prompts and reads what it shows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"
+
+
+class Terminal:
+    """A process on the slave side of a pty; this side reads its screen output and types."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        import pty
+
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            cwd=cwd,
+            preexec_fn=self._controlling_terminal,
+        )
+        os.close(slave)
+        self.raw = b""
+        self.cursor = 0  # where the previous wait_for matched, in the screen without colour codes
+
+    @staticmethod
+    def _controlling_terminal() -> None:
+        import fcntl
+        import termios
+
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    @property
+    def screen(self) -> str:
+        """Everything shown so far, as text (colour codes kept)."""
+        return self.raw.decode("utf-8", errors="replace")
+
+    def _read_some(self, wait: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # the other side closed: the process is gone
+            return False
+        self.raw += chunk
+        return bool(chunk)
+
+    def wait_for(self, text: str) -> None:
+        """Read until ``text`` (colour codes ignored) appears after the previous match."""
+        for _ in range(600):  # a generous limit against a hang, never a speed check
+            found = ANSI.sub("", self.screen).find(text, self.cursor)
+            if found != -1:
+                self.cursor = found + len(text)
+                return
+            if not self._read_some(0.1) and self.proc.poll() is not None:
+                break
+        pytest.fail(f"{text!r} never appeared; the screen ends with:\n{ANSI.sub('', self.screen)[-1500:]}")
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def finish(self) -> int:
+        code = self.proc.wait(timeout=60)
+        while self._read_some(0.05):
+            pass
+        os.close(self.master)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
+    browser = tmp_path / "browser.sh"
+    browser.write_text('#!/bin/sh\nprintf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n', encoding="utf-8")
+    browser.chmod(0o755)
+    env = dict(os.environ, BROWSER=str(browser), TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    term = Terminal([sys.executable, "-m", "toolnexus", "demo"], env, tmp_path)
+    try:
+        # A form: the enum by number, then Ctrl-C at the integer cancels this one question.
+        term.wait_for("environment: ")
+        term.type(b"2\r")
+        term.wait_for("replicas: ")
+        time.sleep(0.5)  # let it settle into its read, as a person would take a moment
+        term.type(b"\x03")
+        term.wait_for("Result: Deploy cancelled: nothing was deployed.")
+        # A URL: shown in full, its host highlighted in colour; y opens it.
+        term.wait_for("Open this URL in your browser? [y/N] ")
+        assert f"URL:  {SIGN_IN_URL}" in ANSI.sub("", term.screen)
+        assert re.search(r"Host: \x1b\[[0-9;]+mauth\.example\.com\x1b\[0m", term.screen)
+        term.type(b"y\r")
+        term.wait_for("Result: Sign-in page opened")
+        # The password form: the guard; y goes on, and the password is typed without echo.
+        term.wait_for("Continue anyway? [y/N] ")
+        term.type(b"y\r")
+        term.wait_for("username: ")
+        term.type(b"ada\r")
+        term.wait_for("password: ")
+        term.type(b"hunter2\r")
+        term.wait_for("Send? [Y/n/e] ")
+        term.type(b"\r")
+        term.wait_for("Result: Connected to the demo database as ada.")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    # What was typed is echoed by the terminal itself, once (the resolver echoes only without one).
+    assert screen.count("environment: 2\r\n") == 1
+    assert "(end of input)" not in screen
+    assert (tmp_path / "opened.txt").read_text().splitlines() == [SIGN_IN_URL]
+    assert "username: ada\r\n" in screen  # an ordinary answer is echoed by the terminal
+    assert "hunter2" not in screen
+    assert "Password: ***" in screen
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(
+    not Path(f"/proc/self/task/{os.getpid()}/children").exists(), reason="reads child processes from /proc"
+)
+def test_ctrl_c_outside_a_question_stops_the_command_with_130(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolnexus", "call", "--stdio", "sleep 600", "any_tool"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        # The server (a `sleep` that never answers) is started: the command waits on it.
+        for _ in range(600):  # a limit against a hang, never a speed check
+            if children(proc.pid) or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert children(proc.pid), "the server process never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert err.strip() == "toolnexus: interrupted"
+    assert out == ""

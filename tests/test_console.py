@@ -1,0 +1,406 @@
+"""ConsoleResolver, sensitive_fields and url_warnings, driven through in-memory streams.
+
+The same resolver is driven through real subprocesses and a pseudo-terminal in
+``test_cli.py``; these tests pin each rule of the terminal dialogue one at a time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import pytest
+
+from toolnexus import Answer, Request
+from toolnexus._sensitive import sensitive_fields
+from toolnexus.console import ConsoleResolver, url_warnings
+
+DEPLOY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "environment": {"type": "string", "title": "Environment", "enum": ["staging", "production"]},
+        "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "maximum": 10},
+        "notify": {"type": "boolean", "title": "Notify", "default": True},
+    },
+    "required": ["environment", "replicas"],
+}
+
+
+def form(schema: dict[str, Any], prompt: str = "Fill this in") -> Request:
+    return Request("req-1", "input", prompt, data={"schema": schema})
+
+
+def ask(request: Request, lines: str, **options: Any) -> tuple[Answer, str]:
+    """Answer ``request`` with the scripted ``lines``; return the answer and the transcript."""
+    out = io.StringIO()
+    options.setdefault("colour", False)
+    resolver = ConsoleResolver(
+        options.pop("server_name", "demo-server"), stdin=io.StringIO(lines), stdout=out, **options
+    )
+    answer = resolver(request)
+    return answer, out.getvalue()
+
+
+# --- forms -----------------------------------------------------------------------------
+
+
+def test_issue_example_enum_integer_boolean_default_then_send() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "production\n3\n\n\n")
+    assert answer == Answer("req-1", True, {"environment": "production", "replicas": 3, "notify": True})
+    assert "demo-server asks" in text
+    assert "Fill this in" in text
+    assert "→ sent" in text
+
+
+def test_shows_title_description_type_bounds_and_default() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "age": {
+                "type": "integer",
+                "title": "Age",
+                "description": "In years",
+                "minimum": 18,
+                "maximum": 99,
+            },
+            "nick": {"type": "string", "title": "Nickname", "minLength": 2, "maxLength": 8, "default": "ada"},
+            "when": {"type": "string", "format": "date"},
+        },
+    }
+    _, text = ask(form(schema), "30\n\n\n\n")
+    assert "Age (age)" in text
+    assert "In years" in text
+    assert "a whole number from 18 to 99" in text
+    assert "length from 2 to 8 characters" in text
+    assert "nick [ada]: " in text
+    assert "a date (YYYY-MM-DD)" in text
+    # Fields are asked in the schema's order.
+    assert text.index("age: ") < text.index("nick [ada]: ") < text.index("when: ")
+
+
+def test_enter_takes_default_and_optional_field_may_stay_empty() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"note": {"type": "string", "default": "hi"}, "extra": {"type": "string"}},
+    }
+    answer, text = ask(form(schema), "\n\n\n")
+    assert answer.ok
+    assert answer.data == {"note": "hi"}
+    assert "extra: (empty)" in text
+
+
+def test_enum_by_number_by_title_and_oneof_titles_shown() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "size": {
+                "type": "string",
+                "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            },
+            "colour": {"type": "string", "enum": ["red", "green"]},
+        },
+    }
+    answer, text = ask(form(schema), "large\n2\n\n")
+    assert answer.data == {"size": "l", "colour": "green"}
+    assert "1) s (Small)  2) l (Large)" in text
+
+
+def test_multi_select_by_values_and_numbers() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "a", "title": "Alpha"}, {"const": "b", "title": "Beta"}]},
+                "minItems": 1,
+                "maxItems": 2,
+            },
+            "plain": {"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}},
+        },
+    }
+    answer, text = ask(form(schema), "1, b\nz,1\n\n")
+    assert answer.data == {"tags": ["a", "b"], "plain": ["z", "x"]}
+    assert "choose from 1 to 2 of: 1) a (Alpha)  2) b (Beta)" in text
+
+
+def test_booleans_numbers_and_integers_are_parsed() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "yes": {"type": "boolean"},
+            "no": {"type": "boolean"},
+            "ratio": {"type": "number"},
+            "count": {"type": "integer"},
+        },
+    }
+    answer, _ = ask(form(schema), "y\nno\n0.5\n4.0\n\n")
+    assert answer.data == {"yes": True, "no": False, "ratio": 0.5, "count": 4}
+    assert isinstance(answer.data["count"], int)
+
+
+def test_wrong_answer_is_asked_again_with_the_problem() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "prod\nproduction\n11\nmany\n7\n\n\n")
+    assert answer.data == {"environment": "production", "replicas": 7, "notify": True}
+    assert "'environment' must be one of: staging, production" in text
+    assert "'replicas' must be at most 10" in text
+    assert "'replicas' must be an integer" in text
+    assert text.count("replicas: ") == 3
+
+
+def test_three_wrong_answers_cancel_the_request() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "production\n0\n11\n-3\n5\n")
+    assert answer == Answer("req-1", False, None, "cancelled")
+    assert "no valid answer after 3 tries" in text
+    assert text.count("replicas: ") == 3
+
+
+def test_required_field_left_empty_is_asked_again() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "\nstaging\n2\n\n\n")
+    assert answer.data == {"environment": "staging", "replicas": 2, "notify": True}
+    assert "'environment' is required" in text
+
+
+def test_attempts_is_configurable() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "nowhere\n", attempts=1)
+    assert answer.reason == "cancelled"
+    assert "no valid answer after 1 tries" in text
+
+
+def test_review_shows_every_value_and_n_declines() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "staging\n2\nn\nn\n")
+    assert answer == Answer("req-1", False, None, "declined")
+    review = text[text.index("Review:") :]
+    assert "Environment: staging" in review
+    assert "Replicas: 2" in review
+    assert "Notify: n" in review
+    assert "→ declined" in text
+
+
+def test_review_e_asks_the_form_again_with_current_values_as_defaults() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "staging\n2\n\ne\nproduction\n\nn\ny\n")
+    assert answer.data == {"environment": "production", "replicas": 2, "notify": False}
+    assert text.count("Review:") == 2
+    assert "replicas [2]: " in text
+
+
+def test_review_unknown_answer_is_asked_again() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "staging\n2\n\nmaybe\ny\n")
+    assert answer.ok
+    assert text.count("Send? [Y/n/e] ") == 2
+
+
+@pytest.mark.parametrize(("command", "reason"), [(":decline", "declined"), (":cancel", "cancelled")])
+@pytest.mark.parametrize("position", [0, 1, 3])
+def test_decline_and_cancel_at_any_prompt(command: str, reason: str, position: int) -> None:
+    answers = ["staging", "2", "", ""]
+    answers[position] = command
+    answer, _ = ask(form(DEPLOY_SCHEMA), "\n".join(answers) + "\n")
+    assert answer == Answer("req-1", False, None, reason)
+
+
+def test_end_of_input_cancels() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "staging\n")
+    assert answer == Answer("req-1", False, None, "cancelled")
+    assert "(end of input)" in text
+
+
+def test_scripted_answers_are_echoed() -> None:
+    _, text = ask(form(DEPLOY_SCHEMA), "staging\n2\n\n\n")
+    assert "environment: staging\n" in text
+    assert "replicas: 2\n" in text
+
+
+def test_form_without_properties_goes_straight_to_review() -> None:
+    answer, text = ask(Request("r", "input", "Confirm"), "\n")
+    assert answer == Answer("r", True, {})
+    assert "(no fields)" in text
+
+
+# --- the secret guard ------------------------------------------------------------------
+
+LOGIN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"user": {"type": "string"}, "pass": {"type": "string", "title": "Password"}},
+    "required": ["user", "pass"],
+}
+
+
+def test_secret_guard_warns_and_enter_declines() -> None:
+    answer, text = ask(form(LOGIN_SCHEMA), "\nada\nhunter2\n\n")
+    assert answer == Answer("req-1", False, None, "declined")
+    assert "seems to ask for a secret ('pass')" in text
+    assert "forbids servers to ask for" in text
+    assert "Continue anyway? [y/N] " in text
+    assert "user: " not in text  # no field is asked before the consent
+
+
+def test_secret_guard_y_continues_and_masks_the_secret() -> None:
+    answer, text = ask(form(LOGIN_SCHEMA), "y\nada\nhunter2\n\n")
+    assert answer.data == {"user": "ada", "pass": "hunter2"}
+    assert "hunter2" not in text
+    assert "Password: ***" in text
+
+
+def test_no_guard_for_an_ordinary_form() -> None:
+    _, text = ask(form(DEPLOY_SCHEMA), "staging\n2\n\n\n")
+    assert "secret" not in text
+    assert "Continue anyway" not in text
+
+
+@pytest.mark.parametrize(
+    ("prop_name", "prop"),
+    [
+        ("password", {}),
+        ("userPassword", {}),
+        ("API_KEY", {}),
+        ("apiKey", {}),
+        ("x", {"title": "Your API key"}),
+        ("x", {"description": "The access token for the account"}),
+        ("pass_phrase", {"title": "Passphrase"}),
+        ("client_secret", {}),
+        ("ssh", {"title": "Private key"}),
+        ("cardNumber", {}),
+        ("cvv", {}),
+        ("cvc2", {}),
+        ("pin", {"title": "PIN"}),
+        ("code", {"title": "Security code"}),
+    ],
+)
+def test_sensitive_fields_finds_secrets(prop_name: str, prop: dict[str, Any]) -> None:
+    assert sensitive_fields({"properties": {"name": {}, prop_name: prop}}) == [prop_name]
+
+
+@pytest.mark.parametrize(
+    "prop_name", ["name", "max_tokens", "spinner", "passenger", "keyboard", "environment", "pinned", "card"]
+)
+def test_sensitive_fields_ignores_ordinary_fields(prop_name: str) -> None:
+    assert sensitive_fields({"properties": {prop_name: {"type": "string"}}}) == []
+
+
+def test_sensitive_fields_keeps_schema_order_and_tolerates_junk() -> None:
+    schema = {"properties": {"token": {}, "a": {}, "secret": {}, "b": 3}}
+    assert sensitive_fields(schema) == ["token", "secret"]
+    assert sensitive_fields(None) == []
+    assert sensitive_fields({"properties": []}) == []
+
+
+# --- URL mode --------------------------------------------------------------------------
+
+
+def auth(url: str | None) -> Request:
+    return Request("auth-1", "authorization", "Sign in please", url=url)
+
+
+def test_url_shows_full_url_and_host_on_its_own_line_and_n_declines() -> None:
+    url = "https://auth.example.com:8443/authorize?client_id=abc&scope=x"
+    answer, text = ask(auth(url), "n\n")
+    assert answer == Answer("auth-1", False, None, "declined")
+    assert f"  URL:  {url}\n" in text
+    assert "  Host: auth.example.com:8443\n" in text
+    assert "Open this URL in your browser? [y/N] " in text
+    assert "!" not in text  # no warning for a plain https URL
+
+
+def test_url_enter_declines() -> None:
+    answer, _ = ask(auth("https://example.com/"), "\n")
+    assert answer.reason == "declined"
+
+
+def test_url_y_without_browser_prints_it_to_open_by_hand() -> None:
+    answer, text = ask(auth("https://example.com/go"), "y\n", open_browser=False)
+    assert answer == Answer("auth-1", True)
+    assert "Open this URL by hand: https://example.com/go" in text
+
+
+def test_url_host_is_highlighted_with_colour() -> None:
+    _, text = ask(auth("https://example.com/go"), "n\n", colour=True)
+    assert re.search(r"Host: \x1b\[[0-9;]+mexample\.com\x1b\[0m", text)
+    _, plain = ask(auth("https://example.com/go"), "n\n", colour=False)
+    assert "\x1b[" not in plain
+
+
+def test_url_missing_declines_without_asking() -> None:
+    answer, text = ask(auth(None), "")
+    assert answer.reason == "declined"
+    assert "no URL" in text
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://example.com/", ["not https"]),
+        ("ftp://example.com/", ["not https"]),
+        ("http://localhost:8080/cb", []),
+        ("http://127.0.0.1/cb", []),
+        ("http://[::1]:9/cb", []),
+        ("https://xn--pple-43d.com/", ["punycode", "'аpple.com'"]),
+        ("https://bücher.example/", ["not ASCII"]),
+        ("https://bank.com@evil.example/", ["user name"]),
+        ("https://user:pw@example.com/", ["user name or password"]),
+        ("https:///path-only", ["no host"]),
+        ("https://example.com:notaport/", ["cannot be parsed"]),
+        ("https://example.com/a?b=c#d", []),
+    ],
+)
+def test_url_warnings(url: str, expected: list[str]) -> None:
+    warnings = " | ".join(url_warnings(url))
+    if not expected:
+        assert warnings == ""
+    for piece in expected:
+        assert piece in warnings
+
+
+def test_url_with_user_name_shows_the_real_host() -> None:
+    _, text = ask(auth("https://accounts.example.com@evil.example/login"), "n\n")
+    assert "  Host: evil.example\n" in text
+    assert "the real host is the one shown above" in text
+
+
+def test_server_text_cannot_inject_terminal_escapes() -> None:
+    request = Request("r", "authorization", "Hi\x1b[2J\x1b[31mthere", url="https://example.com/\x1b]0;x\x07")
+    _, text = ask(request, "n\n")
+    assert "\x1b" not in text
+    assert "\\x1b[2J" in text
+
+
+# --- other kinds -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "ok"), [("y\n", True), ("yes\n", True), ("n\n", False), ("\n", False)])
+def test_other_kinds_are_a_yes_no_question(line: str, ok: bool) -> None:
+    answer, text = ask(Request("a-1", "approval", "Delete the branch?"), line)
+    assert answer.ok is ok
+    assert answer.reason == (None if ok else "declined")
+    assert "Delete the branch?" in text
+    assert "[y/N] " in text
+
+
+def test_server_name_defaults_to_a_generic_one() -> None:
+    out = io.StringIO()
+    ConsoleResolver(stdin=io.StringIO("\n"), stdout=out, colour=False)(Request("a", "approval", "ok?"))
+    assert "The MCP server asks" in out.getvalue()
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(TypeError, match="server_name"):
+        ConsoleResolver(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="attempts"):
+        ConsoleResolver(attempts=0)
+    with pytest.raises(TypeError, match="Request"):
+        ConsoleResolver(stdin=io.StringIO(), stdout=io.StringIO())({"id": "x"})  # type: ignore[arg-type]
+
+
+def test_secret_warning_names_every_field_in_schema_order() -> None:
+    schema = {"type": "object", "properties": {"token": {}, "name": {}, "apiKey": {}, "pin": {}}}
+    _, text = ask(form(schema), "\n")
+    assert "('token', 'apiKey', 'pin')" in text
+
+
+def test_unclear_yes_no_answer_is_asked_again_with_a_hint() -> None:
+    answer, text = ask(auth("https://example.com/"), "maybe\nyes\n", open_browser=False)
+    assert answer.ok
+    assert "answer y or n" in text
+    assert text.count("Open this URL in your browser? [y/N] ") == 2
+    _, review = ask(form(DEPLOY_SCHEMA), "staging\n2\n\nsend\n\n")
+    assert "answer y to send, n to decline or e to edit" in review

@@ -1,0 +1,138 @@
+"""log_traffic: each Request and Answer as one JSON line, values masked unless asked for."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from typing import Any
+
+import pytest
+
+from toolnexus import Answer, Request
+from toolnexus._log import log_traffic
+
+FORM = Request("elc-1", "input", "Who are you?", data={"schema": {"type": "object"}})
+URL = Request("elc-2", "authorization", "Sign in", url="https://example.com/a")
+
+
+def collect() -> tuple[list[dict[str, Any]], Any]:
+    records: list[dict[str, Any]] = []
+
+    def sink(line: str) -> None:
+        assert "\n" not in line
+        records.append(json.loads(line))
+
+    return records, sink
+
+
+def test_sync_resolver_logs_request_then_masked_answer() -> None:
+    records, sink = collect()
+    logged = log_traffic(lambda r: Answer(r.id, True, {"name": "Ada", "age": 36}), sink)
+    answer = logged(FORM)
+    assert answer == Answer("elc-1", True, {"name": "Ada", "age": 36})  # passed through unchanged
+    assert [r["event"] for r in records] == ["request", "answer"]
+    assert records[0]["request"] == FORM.to_dict()
+    assert records[1]["id"] == "elc-1"
+    assert records[1]["answer"] == {"id": "elc-1", "ok": True, "data": {"name": "***", "age": "***"}}
+    assert isinstance(records[1]["seconds"], float)
+    assert records[1]["seconds"] >= 0
+    for record in records:
+        assert record["time"].endswith("Z")
+    assert "Ada" not in json.dumps(records)
+
+
+def test_values_true_logs_the_values() -> None:
+    records, sink = collect()
+    logged = log_traffic(lambda r: Answer(r.id, True, {"name": "Ada"}), sink, values=True)
+    logged(FORM)
+    assert records[1]["answer"]["data"] == {"name": "Ada"}
+
+
+def test_declined_answer_and_url_request() -> None:
+    records, sink = collect()
+    log_traffic(lambda r: Answer(r.id, False, None, "declined"), sink)(URL)
+    assert records[0]["request"] == {
+        "id": "elc-2",
+        "kind": "authorization",
+        "prompt": "Sign in",
+        "url": "https://example.com/a",
+    }
+    assert records[1]["answer"] == {"id": "elc-2", "ok": False, "reason": "declined"}
+
+
+def test_wire_mapping_answers_are_logged_and_masked_too() -> None:
+    records, sink = collect()
+    result = log_traffic(lambda r: {"id": r.id, "ok": True, "data": {"pin": "1234"}}, sink)(FORM)
+    assert result == {"id": "elc-1", "ok": True, "data": {"pin": "1234"}}
+    assert records[1]["answer"]["data"] == {"pin": "***"}
+
+
+def test_a_non_answer_is_named_by_type() -> None:
+    records, sink = collect()
+    log_traffic(lambda r: 42, sink)(FORM)
+    assert records[1]["answer"] is None
+    assert records[1]["returned"] == "int"
+
+
+def test_raising_resolver_logs_the_type_never_the_message() -> None:
+    records, sink = collect()
+
+    def broken(request: Request) -> Answer:
+        raise RuntimeError("secret path /home/ada/token.txt")
+
+    with pytest.raises(RuntimeError):
+        log_traffic(broken, sink)(FORM)
+    assert records[1]["event"] == "error"
+    assert records[1]["error"] == "RuntimeError"
+    assert "token.txt" not in json.dumps(records)
+
+
+def test_async_resolver_gets_an_async_wrapper() -> None:
+    records, sink = collect()
+
+    async def resolver(request: Request) -> Answer:
+        await asyncio.sleep(0)
+        return Answer(request.id, False, None, "cancelled")
+
+    logged = log_traffic(resolver, sink)
+    assert inspect.iscoroutinefunction(logged)
+    assert asyncio.run(logged(FORM)) == Answer("elc-1", False, None, "cancelled")
+    assert [r["event"] for r in records] == ["request", "answer"]
+
+
+def test_async_callable_object_gets_an_async_wrapper() -> None:
+    class Resolver:
+        async def __call__(self, request: Request) -> Answer:
+            return Answer(request.id, True)
+
+    records, sink = collect()
+    logged = log_traffic(Resolver(), sink)
+    assert inspect.iscoroutinefunction(logged)
+    asyncio.run(logged(URL))
+    assert records[1]["answer"] == {"id": "elc-2", "ok": True}
+
+
+def test_default_logger_is_toolnexus_traffic(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="toolnexus.traffic"):
+        log_traffic(lambda r: Answer(r.id, True))(URL)
+    lines = [r.getMessage() for r in caplog.records if r.name == "toolnexus.traffic"]
+    assert [json.loads(line)["event"] for line in lines] == ["request", "answer"]
+
+
+def test_a_given_logger_receives_json_lines(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("test.traffic")
+    with caplog.at_level(logging.INFO, logger="test.traffic"):
+        log_traffic(lambda r: Answer(r.id, True), logger)(URL)
+    messages = [json.loads(r.getMessage()) for r in caplog.records if r.name == "test.traffic"]
+    assert messages[0]["request"]["id"] == "elc-2"
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(TypeError, match="wait_for"):
+        log_traffic(3)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="logger"):
+        log_traffic(lambda r: r, "log.txt")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="values"):
+        log_traffic(lambda r: r, values=1)  # type: ignore[call-overload]
