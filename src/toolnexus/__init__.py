@@ -8,8 +8,15 @@ resolver for every source of questions.
 
 from __future__ import annotations
 
+from ._log import log_traffic
 from ._wire import Answer, Reason, Request
-from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request, validate_content
+from .mcp import (
+    answer_to_elicit_result,
+    elicitation_callback,
+    elicitation_to_request,
+    sensitive_fields,
+    validate_content,
+)
 
 __all__ = [
     "Answer",
@@ -19,6 +26,8 @@ __all__ = [
     "answer_to_elicit_result",
     "elicitation_callback",
     "elicitation_to_request",
+    "log_traffic",
+    "sensitive_fields",
     "validate_content",
 ]
 

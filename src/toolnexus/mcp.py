@@ -5,6 +5,7 @@
 - :func:`new_request_id` makes the ids those requests carry.
 - :func:`elicitation_callback` wires a host's one resolver into the SDK's client.
 - :func:`validate_content` checks a form's answers against the requested schema.
+- :func:`sensitive_fields` spots the fields of a form that look like they ask for a secret.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
 transports.
@@ -15,6 +16,7 @@ from __future__ import annotations
 from ._callback import WaitFor, elicitation_callback
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._schema import validate_content
+from ._sensitive import sensitive_fields
 
 __all__ = [
     "ElicitationParams",
@@ -23,5 +25,6 @@ __all__ = [
     "elicitation_callback",
     "elicitation_to_request",
     "new_request_id",
+    "sensitive_fields",
     "validate_content",
 ]
