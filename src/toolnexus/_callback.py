@@ -11,7 +11,6 @@ elicitation, so importing this module costs nothing beyond ``mcp_types``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import inspect
 import logging
 import math
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from mcp_types import ElicitResult
 
 from ._mapping import _set_expires, answer_to_elicit_result, elicitation_to_request
+from ._util import is_async_callable, utc_timestamp
 from ._wire import Answer, Request
 
 if TYPE_CHECKING:
@@ -35,20 +35,6 @@ AnswerLike: TypeAlias = Answer | Mapping[str, Any]
 WaitFor: TypeAlias = Callable[[Request], Awaitable[AnswerLike]] | Callable[[Request], AnswerLike]
 """A host resolver: takes a §10 :class:`Request`, returns (or awaits to) an :class:`Answer`
 or its wire mapping. A plain function runs in a worker thread."""
-
-
-def _is_async(fn: object) -> bool:
-    if inspect.iscoroutinefunction(fn):
-        return True
-    call = getattr(type(fn), "__call__", None)  # noqa: B004 - a callable object's method
-    return call is not None and inspect.iscoroutinefunction(call)
-
-
-def _deadline(seconds: float) -> str:
-    """The moment ``seconds`` from now as RFC 3339 UTC with milliseconds, as JavaScript's
-    ``Date.prototype.toISOString`` writes it (``2026-11-29T19:40:00.123Z``)."""
-    at = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=seconds)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 def _check_timeout(timeout: object) -> float | None:
@@ -113,7 +99,7 @@ def elicitation_callback(
     seconds = _check_timeout(timeout)
     if not isinstance(validate, bool):
         raise TypeError(f"elicitation_callback: validate must be a bool, not {type(validate).__name__}")
-    is_async = _is_async(wait_for)
+    is_async = is_async_callable(wait_for)
 
     async def resolve(request: Request) -> object:
         import anyio.to_thread
@@ -136,7 +122,7 @@ def elicitation_callback(
             logger.error("elicitation params the bridge cannot map (%s); cancel sent", err)
             return ElicitResult(action="cancel")
         if seconds is not None:
-            _set_expires(request, _deadline(seconds))
+            _set_expires(request, utc_timestamp(seconds))
         try:
             if seconds is None:  # no deadline: no cancel scope to pay for
                 result = await resolve(request)

@@ -9,14 +9,13 @@ Standard library and :mod:`toolnexus._wire` only: importing it costs nothing.
 
 from __future__ import annotations
 
-import datetime as _dt
-import inspect
 import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, TypeVar, overload
 
+from ._util import is_async_callable, utc_timestamp
 from ._wire import Answer, Request
 
 __all__ = ["MASK", "TRAFFIC_LOGGER", "log_traffic"]
@@ -31,11 +30,6 @@ _R = TypeVar("_R")
 
 Sink: TypeAlias = logging.Logger | Callable[[str], object]
 """Where :func:`log_traffic` writes: a logger, or a callable taking one line."""
-
-
-def _now() -> str:
-    at = _dt.datetime.now(_dt.timezone.utc)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 def _masked(data: object) -> object:
@@ -72,12 +66,12 @@ class _Writer:
             sink(line)
 
     def request(self, request: Request) -> float:
-        self({"time": _now(), "event": "request", "request": request.to_dict()})
+        self({"time": utc_timestamp(), "event": "request", "request": request.to_dict()})
         return time.perf_counter()
 
     def answer(self, request: Request, started: float, answer: object, values: bool) -> None:
         record: dict[str, Any] = {
-            "time": _now(),
+            "time": utc_timestamp(),
             "event": "answer",
             "id": request.id,
             "seconds": round(time.perf_counter() - started, 6),
@@ -94,7 +88,7 @@ class _Writer:
         # The exception's type only: its text may hold paths, tokens or what the user typed.
         self(
             {
-                "time": _now(),
+                "time": utc_timestamp(),
                 "event": "error",
                 "id": request.id,
                 "seconds": round(time.perf_counter() - started, 6),
@@ -164,8 +158,7 @@ def log_traffic(
     if not isinstance(values, bool):
         raise TypeError(f"log_traffic: values must be a bool, not {type(values).__name__}")
     write = _Writer(logger)
-    call = getattr(type(wait_for), "__call__", None)  # noqa: B004 - a callable object's method
-    if inspect.iscoroutinefunction(wait_for) or (call is not None and inspect.iscoroutinefunction(call)):
+    if is_async_callable(wait_for):
 
         async def logged_async(request: Request) -> Any:
             started = write.request(request)

@@ -67,7 +67,7 @@ def _is_date_time(value: object) -> bool:
 
 
 _FORMATS = {"email": _is_email, "uri": _is_uri, "date": _is_date, "date-time": _is_date_time}
-_FORMAT_WORDS = {
+FORMAT_WORDS = {
     "email": "an email address",
     "uri": "an absolute URI (such as https://example.com)",
     "date": "a date (YYYY-MM-DD)",
@@ -136,7 +136,7 @@ def _describe(error: ValidationError, properties: Mapping[str, Any]) -> str:
     if kind == "maxLength":
         return f"{where} must be at most {_plural(limit, 'character')} long"
     if kind == "format":
-        return f"{where} must be {_FORMAT_WORDS.get(str(limit), f'in the format {limit}')}"
+        return f"{where} must be {FORMAT_WORDS.get(str(limit), f'in the format {limit}')}"
     if kind == "minimum":
         return f"{where} must be at least {limit}"
     if kind == "maximum":

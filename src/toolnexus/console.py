@@ -569,14 +569,6 @@ def _bounds(low: object, high: object, unit: str = "") -> str:
     return ""
 
 
-_FORMATS = {
-    "email": "an email address",
-    "uri": "a URI",
-    "date": "a date (YYYY-MM-DD)",
-    "date-time": "a date and time (such as 2026-01-31T09:30:00Z)",
-}
-
-
 def _choices_text(options: list[tuple[Any, str | None]]) -> str:
     shown = []
     for i, (value, title) in enumerate(options, 1):
@@ -603,7 +595,9 @@ def _describe(prop: Mapping[str, Any]) -> str:
         return "a whole number" + _bounds(prop.get("minimum"), prop.get("maximum"))
     if kind == "number":
         return "a number" + _bounds(prop.get("minimum"), prop.get("maximum"))
+    from ._schema import FORMAT_WORDS
+
     fmt = prop.get("format")
-    text = _FORMATS.get(fmt, "text") if isinstance(fmt, str) else "text"
+    text = FORMAT_WORDS.get(fmt, "text") if isinstance(fmt, str) else "text"
     length = _bounds(prop.get("minLength"), prop.get("maxLength"), " characters")
     return text + (f", length{length.replace(' of ', ' ')}" if length else "")
