@@ -6,18 +6,14 @@ that need them.
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import pytest
+
+from http_process import http_server_process
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -58,53 +54,11 @@ def stdio_server_parameters() -> StdioServerParameters:
 
 @pytest.fixture(scope="session")
 def http_server_url() -> Iterator[str]:
-    """The elicitation server over streamable HTTP on 127.0.0.1, in a subprocess.
-
-    The fixture binds a free port itself and hands the listening socket to the child,
-    so no other process can take the port between choosing and serving it. It waits
-    until ``/health`` answers and stops the process at teardown.
-    """
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    port = listener.getsockname()[1]
-    with tempfile.TemporaryFile() as errlog:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "servers.elicit_server", "http", "--fd", str(listener.fileno())],
-            cwd=TESTS_DIR,
-            pass_fds=(listener.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errlog,
-        )
-        listener.close()
-        try:
-            _wait_until_up(proc, f"http://127.0.0.1:{port}/health", errlog)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _wait_until_up(proc: subprocess.Popen[bytes], health_url: str, errlog: IO[bytes]) -> None:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
-    deadline = time.monotonic() + 30
-    while True:
-        if proc.poll() is not None:
-            errlog.seek(0)
-            pytest.fail(
-                f"the HTTP server exited with {proc.returncode}:\n{errlog.read().decode(errors='replace')}"
-            )
-        try:
-            with opener.open(health_url, timeout=5) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail("the HTTP server did not come up within 30 s")
-        time.sleep(0.05)
+    """The elicitation server over streamable HTTP on 127.0.0.1, in a subprocess, up
+    (``/health`` answers) before the first test uses it and stopped at teardown."""
+    with http_server_process(
+        lambda fd: [sys.executable, "-m", "servers.elicit_server", "http", "--fd", str(fd)],
+        cwd=TESTS_DIR,
+        health_path="/health",
+    ) as base:
+        yield base + "/mcp"

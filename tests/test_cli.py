@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from http_process import http_server_process
 from toolnexus._cli import main
 
 PYTHON = sys.executable
@@ -469,29 +470,11 @@ def test_call_needs_a_server(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.fixture(scope="module")
 def demo_http_url() -> Iterator[str]:
-    """The demo server over streamable HTTP on 127.0.0.1, on a port bound here and handed
-    to the server, so no other process can take it in between; stopped at teardown."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    port = listener.getsockname()[1]
-    proc = subprocess.Popen(
-        [PYTHON, "-m", "toolnexus._demo_server", "--http-fd", str(listener.fileno())],
-        pass_fds=(listener.fileno(),),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    listener.close()
-    # Connections queue on the listening socket until the server accepts them: no wait needed.
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """The demo server over streamable HTTP on 127.0.0.1, stopped at teardown."""
+    with http_server_process(
+        lambda fd: [PYTHON, "-m", "toolnexus._demo_server", "--http-fd", str(fd)]
+    ) as base:
+        yield base + "/mcp"
 
 
 def run_call(argv: list[str], stdin: str, directory: Path) -> subprocess.CompletedProcess[str]:

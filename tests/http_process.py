@@ -1,0 +1,76 @@
+"""Start a server process that serves streamable HTTP on 127.0.0.1, and stop it again.
+
+The caller binds a free port and hands the listening socket to the child, so no other
+process can take the port between choosing and serving it; connections made before the
+child accepts wait in the socket's queue.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+
+@contextlib.contextmanager
+def http_server_process(
+    command: Callable[[int], list[str]], *, cwd: Path | None = None, health_path: str | None = None
+) -> Iterator[str]:
+    """Run ``command(fd)`` (which serves on the inherited listening socket ``fd``) and yield
+    the base URL ``http://127.0.0.1:PORT``. With ``health_path``, wait until it answers 200.
+    The process is terminated (killed after 10 s) on exit."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    with tempfile.TemporaryFile() as errlog:
+        proc = subprocess.Popen(
+            command(listener.fileno()),
+            cwd=cwd,
+            pass_fds=(listener.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errlog,
+        )
+        listener.close()
+        base = f"http://127.0.0.1:{port}"
+        try:
+            if health_path is not None:
+                _wait_until_up(proc, base + health_path, errlog)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_until_up(proc: subprocess.Popen[bytes], health_url: str, errlog: IO[bytes]) -> None:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            errlog.seek(0)
+            pytest.fail(
+                f"the HTTP server exited with {proc.returncode}:\n{errlog.read().decode(errors='replace')}"
+            )
+        try:
+            with opener.open(health_url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail("the HTTP server did not come up within 30 s")
+        time.sleep(0.05)
