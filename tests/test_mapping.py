@@ -353,3 +353,23 @@ def test_ids_are_unique_and_increasing_under_threads() -> None:
         seqs = [int(i.rsplit("-", 1)[1]) for i in ids]
         assert seqs == sorted(seqs)
         assert len(set(seqs)) == len(seqs)
+
+
+def test_the_locked_counter_of_free_threaded_builds_never_repeats() -> None:
+    from toolnexus._mapping import _locked_counter
+
+    draw = _locked_counter()
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        mine = [draw() for _ in range(5000)]
+        with lock:
+            seen.extend(mine)
+
+    workers = [threading.Thread(target=work) for _ in range(6)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert sorted(seen) == list(range(1, 30_001))
