@@ -404,3 +404,48 @@ def test_unclear_yes_no_answer_is_asked_again_with_a_hint() -> None:
     assert text.count("Open this URL in your browser? [y/N] ") == 2
     _, review = ask(form(DEPLOY_SCHEMA), "staging\n2\n\nsend\n\n")
     assert "answer y to send, n to decline or e to edit" in review
+
+
+def test_requests_that_arrive_at_once_are_asked_one_after_the_other() -> None:
+    import threading
+    import time
+
+    class SlowLines(io.StringIO):
+        """A stdin whose every line takes a moment, as a person's would: the other thread
+        gets to run while one waits for its answer."""
+
+        def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
+            time.sleep(0.02)
+            return super().readline(-1 if size is None else size)
+
+    out = io.StringIO()
+    # Two forms of one text field each: a value and the review, per request.
+    lines = SlowLines("first\n\nsecond\n\n")
+    resolver = ConsoleResolver("demo-server", stdin=lines, stdout=out, colour=False)
+    schema = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
+    answers: dict[str, Answer] = {}
+    start = threading.Barrier(2)
+
+    def run(request_id: str) -> None:
+        start.wait()
+        answers[request_id] = resolver(
+            Request(request_id, "input", f"Asked by {request_id}", data={"schema": schema})
+        )
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("call-a", "call-b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = out.getvalue()
+    # Each dialogue runs whole: its header, its field and its review before the next header.
+    blocks = text.split("── demo-server asks ──")[1:]
+    assert len(blocks) == 2
+    for block in blocks:
+        assert block.count("Asked by") == 1
+        assert block.count("Review:") == 1
+        assert block.count("→ sent") == 1
+    first = "call-a" if "Asked by call-a" in blocks[0] else "call-b"
+    second = "call-b" if first == "call-a" else "call-a"
+    assert answers[first] == Answer(first, True, {"word": "first"})
+    assert answers[second] == Answer(second, True, {"word": "second"})

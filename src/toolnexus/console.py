@@ -23,6 +23,7 @@ import contextlib
 import math
 import os
 import sys
+import threading
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
@@ -229,6 +230,8 @@ class ConsoleResolver:
 
     ``:decline`` or ``:cancel`` at any prompt declines or cancels the whole request; end of
     input and Ctrl-C cancel it (Ctrl-C reaches only a resolver running in the main thread).
+    Requests that arrive at once (parallel tool calls) are asked one after the other, never
+    interleaved.
 
     When ``stdin`` is not a terminal, one line is read per question in exactly the order
     above and echoed, so a session can be scripted: for a form of (an enum, an integer, a
@@ -271,6 +274,8 @@ class ConsoleResolver:
         self.attempts = attempts
         """How many times a field is asked before the request is cancelled."""
         self._interactive = _isatty(self._in)
+        # One question at a time: parallel tool calls may ask at once, from several threads.
+        self._turn = threading.Lock()
         # On the process's own terminal, the built-in input() (with line editing when the
         # host has loaded readline); on other streams, their own read and write.
         self._use_input = self._interactive and stdin is None and stdout is None
@@ -377,6 +382,10 @@ class ConsoleResolver:
         """
         if not isinstance(request, Request):
             raise TypeError(f"ConsoleResolver expects a Request, not {type(request).__name__}")
+        with self._turn:
+            return self._ask(request)
+
+    def _ask(self, request: Request) -> Answer:
         who = _clean(self.server_name) if self.server_name else "The MCP server"
         self._say()
         self._say(self._style(f"── {who} asks ──", "1"))
