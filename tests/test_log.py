@@ -136,3 +136,13 @@ def test_bad_arguments_are_refused() -> None:
         log_traffic(lambda r: r, "log.txt")  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="values"):
         log_traffic(lambda r: r, values=1)  # type: ignore[call-overload]
+
+
+def test_a_malformed_answer_mapping_has_every_other_key_masked_too() -> None:
+    records, sink = collect()
+    log_traffic(
+        lambda r: {"id": r.id, "ok": True, "content": {"password": "hunter2"}, "note": "hunter3"}, sink
+    )(FORM)
+    logged = records[1]["answer"]
+    assert logged == {"id": "elc-1", "ok": True, "content": {"password": "***"}, "note": "***"}
+    assert "hunter" not in json.dumps(records)

@@ -38,16 +38,25 @@ def _masked(data: object) -> object:
     return MASK
 
 
+_PLAIN_KEYS = frozenset(("id", "ok", "reason"))
+
+
 def _answer_wire(answer: object, values: bool) -> dict[str, Any] | None:
-    """The answer as a wire object, its data masked unless ``values``; ``None`` if it is none."""
+    """The answer as a wire object, its data masked unless ``values``; ``None`` if it is none.
+
+    A mapping is logged as given, but for its ``data`` and any key that is not a wire field
+    of an Answer: a malformed answer may carry the user's values under another name.
+    """
     if isinstance(answer, Answer):
         wire = answer.to_dict()
     elif isinstance(answer, Mapping):
         wire = {str(key): value for key, value in answer.items()}
     else:
         return None
-    if not values and wire.get("data") is not None:
-        wire["data"] = _masked(wire["data"])
+    if not values:
+        for key, value in wire.items():
+            if key not in _PLAIN_KEYS and value is not None:
+                wire[key] = _masked(value)
     return wire
 
 
