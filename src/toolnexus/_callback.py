@@ -48,6 +48,12 @@ def _check_timeout(timeout: object) -> float | None:
         raise ValueError(
             f"elicitation_callback: timeout must be a positive, finite number of seconds, not {timeout!r}"
         )
+    try:
+        utc_timestamp(timeout)  # the expiresAt it gives must be a date a calendar has
+    except OverflowError:
+        raise ValueError(
+            f"elicitation_callback: timeout {timeout!r} s ends after the year 9999; use None for no deadline"
+        ) from None
     return float(timeout)
 
 
@@ -161,6 +167,8 @@ def _to_result(request: Request, result: object, validate: bool) -> ElicitResult
             type(result).__name__,
         )
         return ElicitResult(action="cancel")
+    if result.ok and request.kind == "authorization":
+        return ElicitResult(action="accept")  # URL mode: no content, whatever data holds
     try:
         elicit_result = answer_to_elicit_result(result)
     except ValueError as err:
@@ -168,10 +176,8 @@ def _to_result(request: Request, result: object, validate: bool) -> ElicitResult
         return ElicitResult(action="cancel")
     if elicit_result.action != "accept":
         return elicit_result
-    if request.kind == "authorization":
-        return ElicitResult(action="accept")  # URL mode: the spec leaves content out
     if validate and request.data is not None:
-        problems = _problems(request.data.get("schema"), elicit_result.content or {})
+        problems = _schema_problems(request.data.get("schema"), elicit_result.content or {})
         if problems:
             logger.warning(
                 "elicitation %s: the answer does not fit the requested schema (%s); cancel sent",
@@ -182,12 +188,15 @@ def _to_result(request: Request, result: object, validate: bool) -> ElicitResult
     return elicit_result
 
 
-def _problems(schema: object, content: Mapping[str, Any]) -> list[str]:
+def _schema_problems(schema: object, content: Mapping[str, Any]) -> list[str]:
+    """What is wrong with ``content``; a schema that cannot be applied is a problem too."""
     from ._schema import validate_content
 
     if not isinstance(schema, Mapping):
         return [f"the requested schema is a {type(schema).__name__}, not an object"]
     try:
         return validate_content(schema, content)
-    except ValueError as err:
+    except ValueError as err:  # our own words: they name no value
         return [str(err)]
+    except Exception as err:  # whatever else the server's schema makes jsonschema do
+        return [f"the requested schema cannot be applied ({type(err).__name__})"]

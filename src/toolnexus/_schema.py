@@ -17,7 +17,7 @@ import datetime as _dt
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,9 @@ __all__ = ["validate_content"]
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s.]+")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+_DATE_TIME = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))"
+)
 
 
 def _is_email(value: object) -> bool:
@@ -63,6 +65,8 @@ def _is_date_time(value: object) -> bool:
     if match is None or not _is_date(match.group(1)):
         return False
     hour, minute, second = (int(match.group(i)) for i in (2, 3, 4))
+    if match.group(6) is not None and not (int(match.group(6)) < 24 and int(match.group(7)) < 60):
+        return False  # the zone offset's hours and minutes
     return hour < 24 and minute < 60 and second <= 60  # 60: a leap second
 
 
@@ -127,7 +131,14 @@ def _describe(error: ValidationError, properties: Mapping[str, Any]) -> str:
     """One sentence about ``error`` that names the field but never quotes the user's value."""
     path = list(error.absolute_path)
     field = str(path[0]) if path else ""
-    where = f"{field!r}" if len(path) < 2 else f"{field!r} item {int(path[1]) + 1}"
+    if not path:
+        where = "the form"
+    elif len(path) >= 2 and isinstance(path[1], int):
+        where = f"{field!r} item {path[1] + 1}"
+    elif len(path) >= 2:
+        where = f"{field!r} (its part {str(path[1])!r})"
+    else:
+        where = repr(field)
     kind, limit = error.validator, error.validator_value
     if kind == "type":
         return f"{where} must be {_type_words(limit)}"
@@ -149,6 +160,8 @@ def _describe(error: ValidationError, properties: Mapping[str, Any]) -> str:
         return f"{where} must have at least {_plural(limit, 'item')}"
     if kind == "maxItems":
         return f"{where} must have at most {_plural(limit, 'item')}"
+    if kind == "additionalProperties":
+        return f"{where} has a field the requested schema does not allow"
     if kind == "uniqueItems":
         return f"{where} must not repeat an item"
     if kind in ("enum", "oneOf", "anyOf", "const"):
@@ -173,17 +186,62 @@ def _schema_key(schema: dict[str, Any]) -> str | None:
         return None
 
 
+class SchemaProblemError(ValueError):
+    """The requested schema cannot be used to check content."""
+
+
+def _skip(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    return iter(())
+
+
+def _additional_properties(
+    validator: Any, allowed: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """``additionalProperties`` judged by ``properties`` alone (``patternProperties`` are not
+    evaluated: see :func:`_validator_class`)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not isinstance(instance, dict):
+        return
+    known = schema.get("properties", {})
+    extras = [key for key in instance if key not in known]
+    if isinstance(allowed, dict):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif allowed is False and extras:
+        yield ValidationError("additional properties", validator="additionalProperties")
+
+
+@lru_cache(maxsize=8)
+def _validator_class(base: type[Validator]) -> type[Validator]:
+    """``base`` without the keywords that run regular expressions the server wrote
+    (``pattern``, ``patternProperties``): they are outside the spec's restricted schema, and
+    a crafted expression could hold the event loop for as long as the server likes."""
+    from jsonschema import validators
+
+    overrides = {"pattern": _skip, "patternProperties": _skip, "additionalProperties": _additional_properties}
+    return validators.extend(base, overrides)  # type: ignore[no-untyped-call,no-any-return]
+
+
 def _check(schema: dict[str, Any]) -> Validator:
+    """Check ``schema`` against its metaschema and compile it. Nothing is ever fetched: a
+    ``$ref`` resolves only inside the schema itself."""
     from jsonschema import validators
     from jsonschema.exceptions import SchemaError
+    from referencing import Registry
 
-    cls = validators.validator_for(schema)
     try:
-        cls.check_schema(schema)
+        base = validators.validator_for(schema)
+        base.check_schema(schema)
     except SchemaError as err:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ValueError(f"validate_content: schema is not a valid JSON Schema at {where}") from None
-    return cls(schema, format_checker=_format_checker())
+        raise SchemaProblemError(f"validate_content: schema is not a valid JSON Schema at {where}") from None
+    except Exception as err:  # a $schema that is not a string, ...
+        raise SchemaProblemError(
+            f"validate_content: schema is not a valid JSON Schema ({type(err).__name__})"
+        ) from None
+    cls = _validator_class(base)
+    return cls(schema, format_checker=_format_checker(), registry=Registry())
 
 
 @lru_cache(maxsize=256)
@@ -348,11 +406,15 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
     ``type``; ``minLength``/``maxLength``; ``format`` email, uri, date and date-time;
     ``minimum``/``maximum``; ``enum`` and ``oneOf``/``anyOf`` of ``const``;
     ``minItems``/``maxItems`` and the items of a multi-select; and any other JSON Schema
-    keyword the schema uses. When the schema lists its ``properties``, a field that is not
-    among them is a problem too: the server did not ask for it.
+    keyword the schema uses but ``pattern`` and ``patternProperties``, whose regular
+    expressions are the server's (outside the restricted schema, and one crafted expression
+    can run for as long as the server likes). When the schema lists its ``properties``, a
+    field that is not among them is a problem too: the server did not ask for it. Numbers
+    must be finite. Nothing is fetched: a ``$ref`` resolves only inside the schema.
 
     Raises ``TypeError`` when ``schema`` or ``content`` is not a mapping, ``ValueError``
-    when ``schema`` is not a valid JSON Schema.
+    when ``schema`` is not a valid JSON Schema or cannot be applied (a ``$ref`` that points
+    outside it, say).
     """
     if not isinstance(schema, Mapping):
         raise TypeError(f"validate_content: schema must be a mapping, not {type(schema).__name__}")
@@ -372,15 +434,29 @@ def _problems(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str
     if isinstance(required, list):
         problems.extend(f"{name!r} is required" for name in required if name not in content)
     properties = schema.get("properties")
+    listed = isinstance(properties, Mapping)
     if isinstance(properties, Mapping):
         problems.extend(
             f"{key!r} is not a field of the requested schema" for key in content if key not in properties
         )
     else:
         properties = {}
-    errors = sorted(validator.iter_errors(dict(content)), key=lambda e: [str(p) for p in e.absolute_path])
+    problems.extend(
+        f"{key!r} must be a finite number"
+        for key, value in content.items()
+        if isinstance(value, float) and not math.isfinite(value)
+    )
+    try:
+        errors = sorted(validator.iter_errors(dict(content)), key=lambda e: [str(p) for p in e.absolute_path])
+    except Exception as err:  # an unresolvable $ref (never fetched), a malformed keyword, ...
+        raise SchemaProblemError(
+            f"validate_content: the schema cannot be applied ({type(err).__name__}); "
+            "references outside the schema are never fetched"
+        ) from None
     for error in errors:
-        if error.validator in ("required", "additionalProperties") and not error.absolute_path:
+        if not error.absolute_path and (
+            error.validator == "required" or (error.validator == "additionalProperties" and listed)
+        ):
             continue  # said above, in our own words
         problem = _describe(error, properties)
         if problem not in problems:
