@@ -1,8 +1,8 @@
 """toolnexus: the MCP elicitation bridge onto the toolnexus §10 suspension contract.
 
 An MCP server may pause a ``tools/call`` to ask the user for something (a form, or a URL
-to visit). toolnexus maps that question onto one §10 :class:`Request`, lets the host's one
-``wait_for(request)`` resolve it, and maps the :class:`Answer` back, so a host writes one
+to visit). toolnexus maps that question onto one §10 [`Request`][toolnexus.Request], lets the host's one
+``wait_for(request)`` resolve it, and maps the [`Answer`][toolnexus.Answer] back, so a host writes one
 resolver for every source of questions.
 """
 

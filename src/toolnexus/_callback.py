@@ -33,8 +33,8 @@ logger = logging.getLogger("toolnexus")
 
 AnswerLike: TypeAlias = Answer | Mapping[str, Any]
 WaitFor: TypeAlias = Callable[[Request], Awaitable[AnswerLike]] | Callable[[Request], AnswerLike]
-"""A host resolver: takes a §10 :class:`Request`, returns (or awaits to) an :class:`Answer`
-or its wire mapping. A plain function runs in a worker thread."""
+"""A host resolver: takes a §10 [`Request`][toolnexus.Request], returns (or awaits to) an
+[`Answer`][toolnexus.Answer] or its wire mapping. A plain function runs in a worker thread."""
 
 
 def _check_timeout(timeout: object) -> float | None:
@@ -65,27 +65,27 @@ def elicitation_callback(
 ) -> ElicitationFnT:
     """Make the SDK's ``elicitation_callback`` from a host's one §10 resolver.
 
-    ::
-
-        Client(server, elicitation_callback=elicitation_callback(wait_for))
+    ```python
+    Client(server, elicitation_callback=elicitation_callback(wait_for))
+    ```
 
     Each ``elicitation/create`` the server sends (as a request in the middle of a
     ``tools/call`` up to protocol 2025-11-25, or embedded in an ``InputRequiredResult``
     from 2026-07-28 on; the SDK routes both here) is mapped with
-    :func:`elicitation_to_request`, given to ``wait_for``, and its answer mapped back with
-    :func:`answer_to_elicit_result`.
+    [`elicitation_to_request`][toolnexus.mcp.elicitation_to_request], given to ``wait_for``,
+    and its answer mapped back with [`answer_to_elicit_result`][toolnexus.mcp.answer_to_elicit_result].
 
     Args:
         wait_for: the resolver. An ``async def`` is awaited on the event loop; a plain
             function runs in a worker thread, so a blocking resolver (``input()``, a dialog)
-            never stalls the loop or other sessions. It returns an :class:`Answer` or its
+            never stalls the loop or other sessions. It returns an [`Answer`][toolnexus.Answer] or its
             wire mapping.
         timeout: seconds the resolver may take. The request it gets then carries
             ``expiresAt``; when the time is up the resolver is cancelled (a worker thread
             is abandoned: its late answer is dropped) and the server gets ``cancel``, the
             §10 ``"expired"`` case. ``None``: wait as long as it takes.
         validate: check accepted form content against the ``requestedSchema`` with
-            :func:`validate_content`. Content that does not fit is never sent as
+            [`validate_content`][toolnexus.mcp.validate_content]. Content that does not fit is never sent as
             ``accept``: the server gets ``cancel`` and a warning on the ``toolnexus``
             logger names the fields (never their values).
 

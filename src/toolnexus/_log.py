@@ -1,10 +1,10 @@
-"""A traffic log for any §10 resolver: :func:`log_traffic`.
+"""A traffic log for any §10 resolver: [`log_traffic`][toolnexus.log_traffic].
 
 Each question and its answer are written in their §10 wire form, one JSON object per line,
 so the log can be read back with ``json.loads`` line by line (or ``jq``). What the user gave
 is masked unless the caller asks for it.
 
-Standard library and :mod:`toolnexus._wire` only: importing it costs nothing.
+Standard library and ``toolnexus._wire`` only: importing it costs nothing.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ MASK = "***"
 """What a masked answer value is written as."""
 
 TRAFFIC_LOGGER = "toolnexus.traffic"
-"""The name of the logger :func:`log_traffic` writes to when given none."""
+"""The name of the logger [`log_traffic`][toolnexus.log_traffic] writes to when given none."""
 
 _R = TypeVar("_R")
 
 Sink: TypeAlias = logging.Logger | Callable[[str], object]
-"""Where :func:`log_traffic` writes: a logger, or a callable taking one line."""
+"""Where [`log_traffic`][toolnexus.log_traffic] writes: a logger, or a callable taking one line."""
 
 
 def _masked(data: object) -> object:
@@ -152,7 +152,7 @@ def log_traffic(
     Args:
         wait_for: the resolver to wrap, ``(Request) -> Answer`` (or its wire mapping),
             plain or ``async``.
-        logger: where the lines go: a :class:`logging.Logger` (each line is one ``INFO``
+        logger: where the lines go: a ``logging.Logger`` (each line is one ``INFO``
             record whose message is the JSON), or any callable taking the line as a
             ``str``. Default: the ``toolnexus.traffic`` logger.
         values: write the answer's ``data`` as given. By default each value is written as

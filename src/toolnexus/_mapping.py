@@ -143,13 +143,14 @@ def _message(value: object) -> str:
 
 
 def elicitation_to_request(params: ElicitationParams) -> Request:
-    """Map the params of an MCP ``elicitation/create`` request onto a §10 :class:`Request`.
+    """Map the params of an MCP ``elicitation/create`` request onto a §10 [`Request`][toolnexus.Request].
 
     - URL mode (``mode == "url"``): ``kind="authorization"``, ``url`` carried over when it
       is non-empty, no ``data``.
     - Anything else (form mode): ``kind="input"``, ``data={"schema": requestedSchema}``
       when the schema is present (an empty ``{}`` counts, as in JavaScript), no ``url``.
-    - ``message`` becomes ``prompt`` (``""`` when absent); ``id`` is :func:`new_request_id`.
+    - ``message`` becomes ``prompt`` (``""`` when absent); ``id`` is
+      [`new_request_id`][toolnexus.mcp.new_request_id].
 
     The schema is carried by reference, unmodified. ``params`` is the SDK's
     ``ElicitRequestFormParams`` or ``ElicitRequestURLParams``, or the wire mapping
@@ -220,16 +221,16 @@ _CANCEL: dict[str, Any] = {"action": "cancel"}
 
 
 def answer_to_elicit_result(answer: Answer | Mapping[str, Any]) -> ElicitResult:
-    """Map a §10 :class:`Answer` back onto the MCP ``ElicitResult`` the server expects.
+    """Map a §10 [`Answer`][toolnexus.Answer] back onto the MCP ``ElicitResult`` the server expects.
 
     - ``ok=True``: ``accept`` with ``content`` = ``answer.data``, or ``{}`` when it is ``None``.
     - ``ok=False, reason="declined"``: ``decline``.
     - ``ok=False`` with any other reason, or none: ``cancel``.
 
-    Only ``ok``, ``data`` and ``reason`` are read. ``answer`` is an :class:`Answer` or its
-    wire mapping, checked as :meth:`Answer.from_dict` does. Data that an ``ElicitResult``
-    cannot carry (a nested object, a list of numbers, ...) raises ``ValueError`` naming
-    the offending key.
+    Only ``ok``, ``data`` and ``reason`` are read. ``answer`` is an [`Answer`][toolnexus.Answer]
+    or its wire mapping, checked as [`Answer.from_dict`][toolnexus.Answer.from_dict] does.
+    Data that an ``ElicitResult`` cannot carry (a nested object, a list of numbers, ...)
+    raises ``ValueError`` naming the offending key.
     """
     if type(answer) is not Answer:
         if isinstance(answer, Mapping):

@@ -198,7 +198,7 @@ def _additional_properties(
     validator: Any, allowed: Any, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
     """``additionalProperties`` judged by ``properties`` alone (``patternProperties`` are not
-    evaluated: see :func:`_validator_class`)."""
+    evaluated: see ``_validator_class``)."""
     from jsonschema.exceptions import ValidationError
 
     if not isinstance(instance, dict):
@@ -426,7 +426,7 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
 
 
 def _problems(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
-    """The full path of :func:`validate_content`: jsonschema, and our words for its errors."""
+    """The full path of ``validate_content``: jsonschema, and our words for its errors."""
     schema = dict(schema)
     validator = _checked_validator(schema)
     problems: list[str] = []

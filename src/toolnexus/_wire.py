@@ -62,7 +62,7 @@ def _fields_of(cls: str, mapping: object, allowed: frozenset[str], required: tup
 class Request:
     """A §10 suspension: something a tool needs from a human before it can go on.
 
-    The host's one ``wait_for(request)`` resolves it with an :class:`Answer`.
+    The host's one ``wait_for(request)`` resolves it with an [`Answer`][toolnexus.Answer].
     Construction checks the type of every field and raises ``TypeError`` naming the
     field that is wrong.
     """
@@ -124,7 +124,7 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The resolution of a §10 :class:`Request`, as returned by the host's ``wait_for``.
+    """The resolution of a §10 [`Request`][toolnexus.Request], as returned by the host's ``wait_for``.
 
     Construction checks the type of every field and raises ``TypeError`` naming the
     field that is wrong.

@@ -1,11 +1,11 @@
 """The MCP elicitation bridge: MCP ``elicitation/create`` onto the §10 ``Request``/``Answer``.
 
-- :func:`elicitation_to_request` and :func:`answer_to_elicit_result` are the pure mapping,
-  the exact behaviour of the JS reference.
-- :func:`new_request_id` makes the ids those requests carry.
-- :func:`elicitation_callback` wires a host's one resolver into the SDK's client.
-- :func:`validate_content` checks a form's answers against the requested schema.
-- :func:`sensitive_fields` spots the fields of a form that look like they ask for a secret.
+- ``elicitation_to_request`` and ``answer_to_elicit_result`` are the pure mapping, the exact
+  behaviour of the JS reference.
+- ``new_request_id`` makes the ids those requests carry.
+- ``elicitation_callback`` wires a host's one resolver into the SDK's client.
+- ``validate_content`` checks a form's answers against the requested schema.
+- ``sensitive_fields`` spots the fields of a form that look like they ask for a secret.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
 transports.
