@@ -187,3 +187,16 @@ def test_a_timeout_past_the_calendar_is_refused_up_front(timeout: float) -> None
 
     with pytest.raises(ValueError, match="after the year 9999"):
         elicitation_callback(accept, timeout=timeout)
+
+
+def test_an_unknown_dialect_falls_back_to_the_latest_draft_without_a_warning() -> None:
+    import warnings
+
+    schema = {
+        "$schema": "https://example.com/my-dialect",
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert validate_content(schema, {"n": "x"}) == ["'n' must be an integer"]

@@ -17,6 +17,7 @@ import datetime as _dt
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -231,7 +232,11 @@ def _check(schema: dict[str, Any]) -> Validator:
     from referencing import Registry
 
     try:
-        base = validators.validator_for(schema)
+        with warnings.catch_warnings():
+            # An unknown $schema: jsonschema falls back to its latest draft, with a warning
+            # that says it will refuse in a later release. Take the fallback, quietly.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            base = validators.validator_for(schema)
         base.check_schema(schema)
     except SchemaError as err:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
