@@ -122,6 +122,10 @@ SESSIONS: dict[str, Session] = {
     # failures
     "http-tool-error": call_http("nope", None),
     "tool-error": call("no_such_tool", None),
+    "tool-error-detail": call_http("sign_in", None, json.dumps({"url": 3})),
+    "server-exits": Session(
+        [TOOLNEXUS, "call", "--stdio", f"{shlex.quote(PYTHON)} -c 'raise SystemExit(1)'", "deploy"], None
+    ),
     "no-server": Session([TOOLNEXUS, "call", "--stdio", "/nonexistent/mcp-server --flag", "deploy"], None),
 }
 
@@ -248,6 +252,9 @@ def test_demo_log_has_each_request_and_masked_answer(sessions: dict[str, Session
 def test_demo_in_the_2026_era_declines_and_logs_values(sessions: dict[str, Session]) -> None:
     s = sessions["demo-all-no-2026"]
     assert s.code == 0, s.err
+    # Pinned to 2026-07-28 (no discover probe), the server is still named.
+    assert s.out.count("── toolnexus-demo asks ──") == 3
+    assert "The MCP server asks" not in s.out
     assert "Result: Deployed to staging with 1 replica; nobody is notified; note: hello." in s.out
     assert "Result: Sign-in declined." in s.out
     assert "Result: Database login declined: not connected." in s.out
@@ -286,7 +293,7 @@ def test_three_wrong_answers_cancel(sessions: dict[str, Session]) -> None:
 def test_review_n_declines(sessions: dict[str, Session]) -> None:
     s = sessions["review-n"]
     assert (
-        "Review:\n  Environment: staging\n  Replicas: 2\n  Notify the team: y\n  Note: routine deploy\n"
+        "Review:\n  Environment: staging\n  Replicas: 2\n  Notify the team: yes\n  Note: routine deploy\n"
         in s.out
     )
     assert result_line(s) == "Deploy declined: nothing was deployed."
@@ -421,6 +428,34 @@ def test_tool_error_is_one_line_on_stderr_and_exit_1(sessions: dict[str, Session
     assert s.out == ""
 
 
+def test_tool_error_line_keeps_the_detail(sessions: dict[str, Session]) -> None:
+    s = sessions["tool-error-detail"]
+    assert s.code == 1
+    line = one_line(s.err)
+    assert line.startswith("toolnexus: sign_in failed: Error executing tool sign_in: 1 validation error")
+    assert "; url; Input should be a valid string" in line  # the field and what is wrong with it
+    assert "errors.pydantic.dev" not in line
+
+
+def test_error_line_is_capped() -> None:
+    from toolnexus._cli import ERROR_LINE_LIMIT, _error_line
+
+    line = _error_line("first\n\n  second   part\n" + "x" * 1000)
+    assert line.startswith("first; second part; xxx")
+    assert len(line) == ERROR_LINE_LIMIT
+    assert line.endswith("…")
+    assert _error_line("\n \n") == "the tool reported an error without a message"
+
+
+def test_stdio_server_that_exits_at_start_says_so(sessions: dict[str, Session]) -> None:
+    s = sessions["server-exits"]
+    assert s.code == 3
+    assert (
+        one_line(s.err)
+        == "toolnexus: cannot connect to the server: the server process exited before it answered"
+    )
+
+
 def test_server_that_cannot_start_is_one_line_and_exit_3(sessions: dict[str, Session]) -> None:
     s = sessions["no-server"]
     assert s.code == 3
@@ -434,7 +469,15 @@ def test_server_that_cannot_start_is_one_line_and_exit_3(sessions: dict[str, Ses
     [
         (["deploy", "{not json"], "toolnexus: JSON_ARGS is not valid JSON"),
         (["deploy", "[1, 2]"], "toolnexus: JSON_ARGS must be a JSON object"),
-        (["--protocol", "1999-01-01", "deploy"], "toolnexus: --protocol: mode must be"),
+        (
+            ["--protocol", "1999-01-01", "deploy"],
+            "toolnexus: --protocol: must be one of auto, legacy, 2026-07-28",
+        ),
+        (
+            ["--protocol", "2025-11-25", "deploy"],
+            "toolnexus: --protocol: 2025-11-25 is reached through the initialize handshake: "
+            "use --protocol legacy",
+        ),
         (["--stdio", "", "deploy"], "toolnexus: --stdio needs a command"),
     ],
 )
@@ -454,6 +497,14 @@ def test_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     if argv[0] == "call":
         for option in ("--stdio", "--url", "--protocol", "--log", "TOOL", "JSON_ARGS"):
             assert option in out
+    if argv[0] != "--help":
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        flat = " ".join(out.split())
+        # --protocol offers exactly what the SDK's Client(mode=...) takes.
+        for mode in ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS):
+            assert mode in flat
+        assert "such as" not in flat
     if argv[0] == "demo":
         assert "--log" in out
 
@@ -513,3 +564,32 @@ def test_unreachable_url_is_one_line_and_exit_3(tmp_path: Path) -> None:
     result = run_call(["--url", f"http://127.0.0.1:{port}/mcp", "deploy"], "", tmp_path)
     assert result.returncode == 3
     assert one_line(result.stderr).startswith("toolnexus: cannot connect to the server:")
+
+
+# --- a closed stdout -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[TOOLNEXUS, "demo"], [TOOLNEXUS, "call", "--stdio", DEMO_SERVER, "sign_in"]],
+    ids=["written-by-the-client", "written-by-the-resolver"],
+)
+def test_closed_stdout_stops_quietly_with_141(argv: list[str], tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # as `| head` does once it has what it wants
+    try:
+        result = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(tmp_path),
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141
+    assert result.stderr == ""

@@ -173,3 +173,52 @@ def test_ctrl_c_outside_a_question_stops_the_command_with_130(tmp_path: Path) ->
     assert proc.returncode == 130
     assert err.strip() == "toolnexus: interrupted"
     assert out == ""
+
+
+def demo_at_a_terminal(tmp_path: Path) -> Terminal:
+    browser = tmp_path / "browser.sh"
+    browser.write_text('#!/bin/sh\nprintf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n', encoding="utf-8")
+    browser.chmod(0o755)
+    env = dict(os.environ, BROWSER=str(browser), TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    return Terminal([sys.executable, "-m", "toolnexus", "demo"], env, tmp_path)
+
+
+def test_a_second_ctrl_c_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
+    term = demo_at_a_terminal(tmp_path)
+    try:
+        # The first Ctrl-C cancels the question, and says how to quit.
+        term.wait_for("environment: ")
+        time.sleep(0.5)  # let it settle into its read, as a person would take a moment
+        term.type(b"\x03")
+        term.wait_for("(press Ctrl-C again to quit)")
+        term.wait_for("Result: Deploy cancelled: nothing was deployed.")
+        # The second, at the next question, stops the whole command.
+        term.wait_for("Open this URL in your browser? [y/N] ")
+        time.sleep(0.5)
+        term.type(b"\x03")
+        code = term.finish()
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    assert code == 130
+    assert screen.rstrip().endswith("toolnexus: interrupted")
+    assert "[3/3]" not in screen
+    assert "Traceback" not in screen
+    assert not (tmp_path / "opened.txt").exists()
+
+
+def test_ctrl_d_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
+    term = demo_at_a_terminal(tmp_path)
+    try:
+        term.wait_for("environment: ")
+        term.type(b"\x04")  # end of input: at a terminal, the user wants to stop
+        code = term.finish()
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    assert code == 130
+    assert "→ cancelled" in screen
+    assert screen.rstrip().endswith("toolnexus: interrupted")
+    assert "[2/3]" not in screen
+    assert "Traceback" not in screen

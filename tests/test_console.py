@@ -164,7 +164,8 @@ def test_required_field_left_empty_is_asked_again() -> None:
 def test_attempts_is_configurable() -> None:
     answer, text = ask(form(DEPLOY_SCHEMA), "nowhere\n", attempts=1)
     assert answer.reason == "cancelled"
-    assert "no valid answer after 1 tries" in text
+    assert "no valid answer after 1 try" in text
+    assert "1 tries" not in text
 
 
 def test_review_shows_every_value_and_n_declines() -> None:
@@ -173,7 +174,7 @@ def test_review_shows_every_value_and_n_declines() -> None:
     review = text[text.index("Review:") :]
     assert "Environment: staging" in review
     assert "Replicas: 2" in review
-    assert "Notify: n" in review
+    assert "Notify: no" in review
     assert "→ declined" in text
 
 
@@ -265,6 +266,26 @@ def test_no_guard_for_an_ordinary_form() -> None:
         ("cvc2", {}),
         ("pin", {"title": "PIN"}),
         ("code", {"title": "Security code"}),
+        ("credentials", {}),
+        ("x", {"title": "Your credential"}),
+        ("passkey", {}),
+        ("ssh", {"title": "SSH key"}),
+        ("sshKey", {}),
+        ("mfa", {}),
+        ("code", {"title": "MFA code"}),
+        ("twofa", {"title": "2FA code"}),
+        ("code", {"description": "Your 2fa code"}),
+        ("use2FA", {}),
+        ("totp", {}),
+        ("IBAN", {}),
+        ("ssn", {}),
+        ("x", {"title": "Social security number"}),
+        ("account_number", {}),
+        ("routingNumber", {}),
+        ("cc_number", {}),
+        ("ccNumber", {}),
+        ("card_no", {}),
+        ("x", {"title": "Card no."}),
     ],
 )
 def test_sensitive_fields_finds_secrets(prop_name: str, prop: dict[str, Any]) -> None:
@@ -272,7 +293,34 @@ def test_sensitive_fields_finds_secrets(prop_name: str, prop: dict[str, Any]) ->
 
 
 @pytest.mark.parametrize(
-    "prop_name", ["name", "max_tokens", "spinner", "passenger", "keyboard", "environment", "pinned", "card"]
+    "prop_name",
+    [
+        "name",
+        "max_tokens",
+        "spinner",
+        "passenger",
+        "keyboard",
+        "environment",
+        "pinned",
+        "card",
+        "account",
+        "account_name",
+        "card title",
+        "card_title",
+        "ssh_host",
+        "social",
+        "security",
+        "routing",
+        "number",
+        "cc",
+        "no_card",
+        "fa",
+        "2",
+        "step 2 of 3",
+        "credit",
+        "ibanez",
+        "totpal",
+    ],
 )
 def test_sensitive_fields_ignores_ordinary_fields(prop_name: str) -> None:
     assert sensitive_fields({"properties": {prop_name: {"type": "string"}}}) == []
@@ -338,7 +386,17 @@ def test_url_missing_declines_without_asking() -> None:
         ("https://bücher.example/", ["not ASCII"]),
         ("https://bank.com@evil.example/", ["user name"]),
         ("https://user:pw@example.com/", ["user name or password"]),
-        ("https:///path-only", ["no host"]),
+        ("https://", ["no host"]),
+        ("https:///path-only", ["slashes"]),
+        ("http://127.evil.example/", ["not https"]),
+        ("http://127.0.0.1.evil.example/", ["not https"]),
+        ("http://127.255.0.1/cb", []),
+        ("http://app.localhost/cb", []),
+        ("http://[::1]/cb", []),
+        ("http://[::2]/cb", ["not https"]),
+        ("javascript:alert(1)", ["'javascript', not https"]),
+        ("evil.example/login", ["no scheme"]),
+        ("https://evil%2Eexample/", ["percent-encoded", "'evil.example'"]),
         ("https://example.com:notaport/", ["cannot be parsed"]),
         ("https://example.com/a?b=c#d", []),
     ],
@@ -449,3 +507,278 @@ def test_requests_that_arrive_at_once_are_asked_one_after_the_other() -> None:
     second = "call-b" if first == "call-a" else "call-a"
     assert answers[first] == Answer(first, True, {"word": "first"})
     assert answers[second] == Answer(second, True, {"word": "second"})
+
+
+# --- server text in warnings -----------------------------------------------------------
+
+
+def test_warnings_quoting_the_server_are_escaped() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"colour": {"type": "string", "enum": ["red\x1b[2J", "blue\n  ! fake line"]}},
+        "required": ["colour"],
+    }
+    answer, text = ask(form(schema), "green\n:cancel\n")
+    assert answer.reason == "cancelled"
+    assert "must be one of" in text
+    assert "\x1b" not in text
+    assert "\n  ! fake line" not in text
+    assert "red\\x1b[2J" in text
+
+
+# --- URLs as a browser reads them ------------------------------------------------------
+
+
+def recorder(opened: list[str]) -> Any:
+    """A stand-in for :func:`webbrowser.open` that records the URL and says it opened it."""
+
+    def open_url(url: str, *args: Any, **kwargs: Any) -> bool:
+        opened.append(url)
+        return True
+
+    return open_url
+
+
+def test_backslash_url_shows_the_host_the_browser_visits_and_opens_the_url_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import webbrowser
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", recorder(opened))
+    url = "https://evil.example\\@bank.example/login"
+    answer, text = ask(auth(url), "y\n")
+    assert answer.ok
+    assert "  Host: evil.example\n" in text
+    assert "backslash" in text
+    assert opened == [url]  # exactly the URL that was shown
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "warning"),
+    [
+        ("https://ba\tnk.example/", "bank.example", "tabs or line breaks"),
+        ("https://evil.example/\n  Host: bank.example", "evil.example", "tabs or line breaks"),
+        ("  https://example.com/ ", "example.com", "spaces or control characters"),
+        ("https:evil.example/", "evil.example", "slashes"),
+        ("HTTPS:\\\\evil.example\\x", "evil.example", "backslash"),
+        ("https://user@evil.example\\@bank.example/", "evil.example", "user name"),
+    ],
+)
+def test_url_host_is_the_one_a_browser_visits(url: str, host: str, warning: str) -> None:
+    answer, text = ask(auth(url), "n\n")
+    assert answer.reason == "declined"
+    assert f"  Host: {host}\n" in text
+    assert warning in " ".join(url_warnings(url))
+    # A line break in the URL cannot fake a host line.
+    assert [line for line in text.splitlines() if line.startswith("  Host: ")] == [f"  Host: {host}"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["javascript:alert(document.cookie)", "file:///etc/passwd", "data:text/html,<b>hi</b>", "example.com/x"],
+)
+def test_urls_that_are_not_http_are_never_opened(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import webbrowser
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", recorder(opened))
+    answer, text = ask(auth(url), "y\n")
+    assert answer == Answer("auth-1", False, None, "declined")
+    assert "this URL will not be opened" in text
+    assert "Open this URL in your browser?" not in text
+    assert opened == []
+
+
+def test_url_that_cannot_be_parsed_is_not_offered() -> None:
+    answer, text = ask(auth("https://example.com:notaport/"), "y\n", open_browser=False)
+    assert answer.reason == "declined"
+    assert "will not be opened" in text
+
+
+# --- defaults, :clear and multi-selects ------------------------------------------------
+
+BAD_DEFAULT = {"type": "integer", "minimum": 1, "maximum": 5, "default": 0}
+
+
+def test_a_default_that_does_not_fit_is_refused_and_enter_no_longer_takes_it() -> None:
+    required = {"type": "object", "properties": {"n": BAD_DEFAULT}, "required": ["n"]}
+    answer, text = ask(form(required), "\n\n3\n\n")
+    assert answer.data == {"n": 3}
+    assert "'n' must be at least 1" in text
+    assert "the default does not fit" in text
+    assert "'n' is required" in text  # the second Enter: no default any more
+    assert text.count("n [0]: ") == 1
+    optional = {"type": "object", "properties": {"n": BAD_DEFAULT}}
+    answer, _ = ask(form(optional), "\n\n\n")
+    assert answer == Answer("req-1", True, {})
+
+
+def test_clear_leaves_an_optional_field_empty() -> None:
+    schema = {"type": "object", "properties": {"note": {"type": "string", "default": "hi"}}}
+    answer, text = ask(form(schema), ":clear\n\n")
+    assert answer == Answer("req-1", True, {})
+    assert ":clear leaves an optional field empty" in text
+
+
+def test_clear_in_edit_mode_empties_a_field_that_has_a_value() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"note": {"type": "string", "default": "hi"}, "count": {"type": "integer"}},
+    }
+    answer, text = ask(form(schema), "x\n4\ne\n:clear\n:clear\n\n")
+    assert "note [x]: " in text
+    assert answer == Answer("req-1", True, {})
+    # Editing again, an emptied field stays empty on Enter (its schema default is not brought back).
+    answer, _ = ask(form(schema), ":clear\n\ne\n\n\n\n")
+    assert answer == Answer("req-1", True, {})
+
+
+def test_clear_on_a_required_field_warns() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), ":clear\nstaging\n2\n\n\n")
+    assert answer.data == {"environment": "staging", "replicas": 2, "notify": True}
+    assert "'environment' is required: it cannot be left empty" in text
+
+
+MULTI = {
+    "type": "array",
+    "items": {"anyOf": [{"const": "a", "title": "Alpha"}, {"const": "b", "title": "Beta"}]},
+}
+
+
+def test_multi_select_drops_repeated_picks_in_first_order() -> None:
+    schema = {"type": "object", "properties": {"tags": MULTI}}
+    answer, _ = ask(form(schema), "2,b,1,a,1\n\n")
+    assert answer.data == {"tags": ["b", "a"]}
+
+
+def test_multi_select_only_commas_leaves_an_optional_field_empty() -> None:
+    answer, _ = ask(form({"type": "object", "properties": {"tags": MULTI}}), ",,\n\n")
+    assert answer == Answer("req-1", True, {})
+    required = {"type": "object", "properties": {"tags": MULTI}, "required": ["tags"]}
+    answer, text = ask(form(required), ",,\nb\n\n")
+    assert answer.data == {"tags": ["b"]}
+    assert "'tags' is required" in text
+
+
+# --- forms the console cannot ask ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {
+            "schema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "address": {"type": "object"}},
+            }
+        },
+        {"schema": {"type": "object", "properties": {"name": {"type": "string"}, "odd": 3}}},
+        {"schema": {"type": "object", "properties": {"list": {"type": "array"}}}},
+        {"schema": {"type": "object", "properties": {"pick": {"enum": []}}}},
+        {"schema": {"type": "object", "properties": {"pwd": {"type": "string"}, "x": {"type": "null"}}}},
+        {"schema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}},
+        {"schema": {"type": "object", "properties": ["a", "b"]}},
+        {"schema": {"type": "string"}},
+        {"schema": "a form"},
+        {"fields": ["a"]},
+    ],
+)
+def test_a_form_the_console_cannot_ask_is_cancelled_before_any_question(data: dict[str, Any]) -> None:
+    answer, text = ask(Request("req-1", "input", "Fill this in", data=data), "y\nada\n\n")
+    assert answer == Answer("req-1", False, None, "cancelled")
+    assert "this form cannot be answered at a terminal" in text
+    assert "Continue anyway" not in text
+    assert "name: " not in text
+    assert "Review:" not in text
+
+
+def test_an_object_schema_without_properties_is_still_confirmed() -> None:
+    answer, text = ask(form({"type": "object", "properties": {}}), "\n")
+    assert answer == Answer("req-1", True, {})
+    assert "(no fields)" in text
+
+
+def test_free_text_multi_select_is_asked() -> None:
+    schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}}
+    answer, text = ask(form(schema), "ada, bob\n\n")
+    assert answer.data == {"names": ["ada", "bob"]}
+    assert "a list of texts (comma-separated)" in text
+
+
+# --- wording ---------------------------------------------------------------------------
+
+
+def test_a_wrong_yes_no_answer_says_y_or_n() -> None:
+    schema = {"type": "object", "properties": {"notify": {"type": "boolean"}}, "required": ["notify"]}
+    answer, text = ask(form(schema), "maybe\ny\n\n")
+    assert answer.data == {"notify": True}
+    assert "answer y or n" in text
+    assert "true or false" not in text
+    assert "Notify: yes" in text or "notify: yes" in text
+
+
+def test_an_out_of_range_choice_number_says_which_numbers() -> None:
+    answer, text = ask(form(DEPLOY_SCHEMA), "3\n1\n2\n\n\n")
+    assert answer.data == {"environment": "staging", "replicas": 2, "notify": True}
+    assert "choose 1 to 2 or a value" in text
+    assert "must be one of" not in text
+    _, multi = ask(form({"type": "object", "properties": {"tags": MULTI}}), "1,7\n\n\n")
+    assert "choose 1 to 2 or a value" in multi
+
+
+def test_a_choice_whose_value_is_a_number_is_not_out_of_range() -> None:
+    schema = {"type": "object", "properties": {"size": {"type": "integer", "enum": [10, 20, 30]}}}
+    answer, text = ask(form(schema), "20\n\n")
+    assert answer.data == {"size": 20}
+    assert "choose" not in text.split("size: 20")[1]
+
+
+# --- quitting --------------------------------------------------------------------------
+
+
+class TerminalLines(io.StringIO):
+    """Scripted answers that claim to come from a terminal; ``"^C"`` is a Ctrl-C."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1, /) -> str:  # type: ignore[override]
+        line = super().readline(-1 if size is None else size)
+        if line == "^C\n":
+            raise KeyboardInterrupt
+        return line
+
+
+def terminal_resolver(lines: str) -> tuple[ConsoleResolver, io.StringIO]:
+    out = io.StringIO()
+    return ConsoleResolver("demo-server", stdin=TerminalLines(lines), stdout=out, colour=False), out
+
+
+def test_first_ctrl_c_cancels_the_question_and_the_second_quits() -> None:
+    resolver, out = terminal_resolver("^C\nstaging\n^C\n")
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert "(press Ctrl-C again to quit)" in out.getvalue()
+    assert not resolver.quit_requested
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert resolver.quit_requested
+    # From now on nothing is asked: a third request is cancelled without a question.
+    before = out.getvalue()
+    assert resolver(auth("https://example.com/")) == Answer("auth-1", False, None, "cancelled")
+    assert out.getvalue() == before
+
+
+def test_end_of_input_at_a_terminal_quits() -> None:
+    resolver, _ = terminal_resolver("staging\n")
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert resolver.quit_requested
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+
+
+def test_end_of_input_from_a_script_cancels_and_goes_on() -> None:
+    out = io.StringIO()
+    resolver = ConsoleResolver("demo-server", stdin=io.StringIO("staging\n"), stdout=out, colour=False)
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert not resolver.quit_requested
+    assert resolver(auth("https://example.com/")).reason == "cancelled"  # asked, then end of input
+    assert out.getvalue().count("asks ──") == 2

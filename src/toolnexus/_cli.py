@@ -7,10 +7,12 @@
 Questions are answered with :class:`toolnexus.console.ConsoleResolver`, wired in with
 :func:`toolnexus.mcp.elicitation_callback`. The resolver runs in the main thread while the
 MCP client runs its event loop in a second one: a blocking ``input()`` then has line
-editing, and Ctrl-C at a prompt cancels that one question instead of killing the client.
+editing, and Ctrl-C at a prompt cancels that one question instead of killing the client;
+a second Ctrl-C at a prompt, or Ctrl-D (end of input) at a terminal, stops the command.
 
 Exit status: 0 on success, 1 when a tool reports an error, 2 for a usage error, 3 when the
-server cannot be reached or the connection fails, 130 when interrupted.
+server cannot be reached or the connection fails, 130 when interrupted, 141 when stdout is
+closed early (``toolnexus call ... | head -3``), quietly, as a command killed by SIGPIPE.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 EXIT_CONNECTION = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
+ERROR_LINE_LIMIT = 300
 
 DEMO_TOOLS: tuple[tuple[str, str], ...] = (
     ("deploy", "a form: an enum, a bounded integer, a boolean and a string with a default"),
@@ -68,8 +72,9 @@ class _CliError(Exception):
 class _MainThreadResolver:
     """Hands each Request from the event loop's thread to the main thread and back."""
 
-    def __init__(self, wait_for: Callable[[Request], Any]) -> None:
+    def __init__(self, wait_for: Callable[[Request], Any], quit_requested: Callable[[], bool]) -> None:
         self._wait_for = wait_for
+        self._quit_requested = quit_requested
         # None: the client is done, stop serving.
         self._queue: queue.Queue[tuple[Request, concurrent.futures.Future[Any]] | None] = queue.Queue()
 
@@ -81,27 +86,38 @@ class _MainThreadResolver:
     def finish(self) -> None:
         self._queue.put(None)
 
-    def serve(self) -> None:
-        """Answer requests in this (the main) thread until :meth:`finish`."""
+    def serve(self) -> bool:
+        """Answer requests in this (the main) thread until :meth:`finish` (``True``) or
+        until the user asks to quit (``False``). A closed stdout stops it too
+        (:class:`BrokenPipeError`): no question can be shown."""
         while True:
             item = self._queue.get()
             if item is None:
-                return
+                return True
             request, future = item
             if not future.set_running_or_notify_cancel():
                 continue
             try:
                 future.set_result(self._wait_for(request))
+            except BrokenPipeError:
+                raise  # the caller stops the client, which drops the pending question
             except Exception as err:
                 future.set_exception(err)
+            if self._quit_requested():
+                return False
 
 
 def _run(
     work: Callable[[Callable[[Request], Awaitable[Any]]], Awaitable[int]],
     wait_for: Callable[[Request], Any],
+    quit_requested: Callable[[], bool],
 ) -> int:
-    """Run ``work`` on an event loop in a second thread, answering questions in this one."""
-    bridge = _MainThreadResolver(wait_for)
+    """Run ``work`` on an event loop in a second thread, answering questions in this one.
+
+    Stops the client and exits 130 on Ctrl-C outside a question, or when
+    ``quit_requested()`` is true after an answer (a second Ctrl-C, Ctrl-D at a terminal).
+    """
+    bridge = _MainThreadResolver(wait_for, quit_requested)
     outcome: list[int | BaseException] = []
     loop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[int]]] = []
 
@@ -123,17 +139,26 @@ def _run(
         finally:
             bridge.finish()
 
-    thread = threading.Thread(target=target, name="toolnexus-client", daemon=True)
-    try:
-        thread.start()
-        bridge.serve()
-        thread.join()
-    except KeyboardInterrupt:
+    def stop() -> None:
         if loop_box:
             loop, task = loop_box[0]
             loop.call_soon_threadsafe(task.cancel)
         thread.join(timeout=10)
+
+    thread = threading.Thread(target=target, name="toolnexus-client", daemon=True)
+    try:
+        thread.start()
+        finished = bridge.serve()
+        if not finished:
+            stop()
+            raise _CliError(EXIT_INTERRUPTED, "interrupted")
+        thread.join()
+    except KeyboardInterrupt:
+        stop()
         raise _CliError(EXIT_INTERRUPTED, "interrupted") from None
+    except BrokenPipeError:
+        stop()
+        raise
     result = outcome[0] if outcome else _CliError(EXIT_CONNECTION, "the client stopped unexpectedly")
     if isinstance(result, BaseException):
         raise result
@@ -195,11 +220,37 @@ def _stdio_target(command: str) -> Any:
 
 def _client(target: Any, protocol: str, callback: Any) -> Client:
     from mcp import Client
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
     try:
         return Client(target, elicitation_callback=callback, mode=protocol)
-    except ValueError as err:
-        raise _CliError(EXIT_USAGE, f"--protocol: {err}") from None
+    except ValueError:
+        if protocol in HANDSHAKE_PROTOCOL_VERSIONS:
+            reason = f"{protocol} is reached through the initialize handshake: use --protocol legacy"
+        else:
+            modes = ", ".join(("auto", "legacy", *MODERN_PROTOCOL_VERSIONS))
+            reason = f"must be one of {modes}, not {protocol!r}"
+        raise _CliError(EXIT_USAGE, f"--protocol: {reason}") from None
+
+
+async def _server_name(client: Client) -> str | None:
+    """The name the server gives itself, or ``None``.
+
+    A connection pinned to a 2026-era version (``--protocol 2026-07-28``) skips the
+    ``server/discover`` probe that carries the server's name (its ``serverInfo`` stamp),
+    so it is asked for here; the answer is for display only, and a failure is ignored.
+    """
+    info = client.server_info
+    if info is None and client.mode not in ("auto", "legacy"):
+        from mcp_types import SERVER_INFO_META_KEY, DiscoverResult, Implementation
+
+        try:
+            raw = await client.session.send_discover(client.protocol_version)
+            stamp = (DiscoverResult.model_validate(raw).meta or {}).get(SERVER_INFO_META_KEY)
+            info = Implementation.model_validate(stamp) if stamp is not None else None
+        except Exception:  # display only: the call goes on without a name
+            info = None
+    return info.name if info is not None and info.name else None
 
 
 async def _connected(
@@ -215,11 +266,12 @@ async def _connected(
     try:
         await client.__aenter__()
     except Exception as err:
-        raise _CliError(EXIT_CONNECTION, f"cannot connect to the server: {_reason(err)}") from None
+        raise _CliError(
+            EXIT_CONNECTION, f"cannot connect to the server: {_connect_reason(target, err)}"
+        ) from None
     try:
-        info = client.server_info
-        if info is not None and info.name and resolver.server_name is None:
-            resolver.server_name = info.name
+        if resolver.server_name is None:
+            resolver.server_name = await _server_name(client)
         return await body(client)
     finally:
         try:
@@ -239,9 +291,36 @@ async def _call(client: Client, tool: str, arguments: dict[str, Any] | None) -> 
         raise _CliError(EXIT_CONNECTION, f"{tool}: the connection failed: {_reason(err)}") from None
 
 
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else "the tool reported an error without a message"
+def _connect_reason(target: Any, err: BaseException) -> str:
+    """Why connecting failed; for a stdio server whose output closed, that it exited."""
+    from mcp import MCPError, StdioServerParameters
+    from mcp_types import CONNECTION_CLOSED
+
+    inner = err
+    while isinstance(getattr(inner, "exceptions", None), tuple) and inner.exceptions:  # type: ignore[attr-defined]
+        inner = inner.exceptions[0]  # type: ignore[attr-defined]
+    if (
+        isinstance(target, StdioServerParameters)
+        and isinstance(inner, MCPError)
+        and inner.code == CONNECTION_CLOSED
+    ):
+        # The SDK does not hand out the process's exit status; a closed connection
+        # before the handshake is the server process ending (or closing its stdout).
+        return "the server process exited before it answered"
+    return _reason(err)
+
+
+def _error_line(text: str) -> str:
+    """A tool's error as one line: its lines joined with "; ", capped, so that a
+    validation error keeps the field it is about."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("For further information visit")]
+    if not lines:
+        return "the tool reported an error without a message"
+    joined = "; ".join(lines)
+    if len(joined) > ERROR_LINE_LIMIT:
+        joined = joined[: ERROR_LINE_LIMIT - 1].rstrip() + "…"
+    return joined
 
 
 # --- commands --------------------------------------------------------------------------
@@ -277,7 +356,7 @@ def _cmd_demo(args: argparse.Namespace, stack: list[TextIO]) -> int:
             result = await _call(client, tool, None)
             text = _result_text(result)
             if result.is_error:
-                print(f"toolnexus: {tool} failed: {_first_line(text)}", file=sys.stderr)
+                print(f"toolnexus: {tool} failed: {_error_line(text)}", file=sys.stderr)
                 status = EXIT_TOOL_ERROR
             else:
                 out.write(f"Result: {text}\n")
@@ -288,7 +367,7 @@ def _cmd_demo(args: argparse.Namespace, stack: list[TextIO]) -> int:
         return await _connected(_demo_target(), args.protocol, bridge, resolver, body)
 
     print("toolnexus demo: the bundled demo MCP server asks; you answer here.")
-    return _run(work, wait_for)
+    return _run(work, wait_for, lambda: resolver.quit_requested)
 
 
 def _cmd_call(args: argparse.Namespace, stack: list[TextIO]) -> int:
@@ -309,7 +388,7 @@ def _cmd_call(args: argparse.Namespace, stack: list[TextIO]) -> int:
         result = await _call(client, args.tool, arguments)
         text = _result_text(result)
         if result.is_error:
-            raise _CliError(EXIT_TOOL_ERROR, f"{args.tool} failed: {_first_line(text)}")
+            raise _CliError(EXIT_TOOL_ERROR, f"{args.tool} failed: {_error_line(text)}")
         sys.stdout.write(text + ("\n" if text else ""))
         sys.stdout.flush()
         return EXIT_OK
@@ -317,7 +396,7 @@ def _cmd_call(args: argparse.Namespace, stack: list[TextIO]) -> int:
     async def work(bridge: Callable[[Request], Awaitable[Any]]) -> int:
         return await _connected(target, args.protocol, bridge, resolver, body)
 
-    return _run(work, wait_for)
+    return _run(work, wait_for, lambda: resolver.quit_requested)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -325,8 +404,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--protocol",
         default="auto",
         metavar="MODE",
-        help="protocol negotiation, passed to the MCP client: auto (the default), legacy "
-        "(the initialize handshake, 2025-11-25 and before) or a protocol version such as 2026-07-28",
+        help="protocol negotiation, the MCP client's mode: auto (the default: 2026-07-28 when the "
+        "server speaks it, else the handshake), legacy (the initialize handshake, for protocol "
+        "2025-11-25 and before) or 2026-07-28 (that version, without probing)",
     )
     parser.add_argument("--log", metavar="FILE", help="append the elicitation traffic to FILE as JSON lines")
     parser.add_argument(
@@ -347,7 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolnexus",
         description="Answer an MCP server's elicitations (forms and URLs) at the terminal.",
-        epilog="Exit status: 0 success, 1 tool error, 2 usage error, 3 connection failure, 130 interrupted.",
+        epilog="Exit status: 0 success, 1 tool error, 2 usage error, 3 connection failure, 130 interrupted, "
+        "141 stdout closed early.",
     )
     parser.add_argument("--version", action="version", version=f"toolnexus {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -390,6 +471,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("toolnexus: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read our output stopped (``| head``): say nothing more, and point stdout at
+        # devnull so that the flush at exit does not fail again (the Python docs' recipe).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
     finally:
         for stream in stack:
             stream.close()

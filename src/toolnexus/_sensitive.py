@@ -35,6 +35,14 @@ _WORDS = frozenset(
         "cvc",
         "cvc2",
         "otp",
+        "totp",
+        "mfa",
+        "2fa",
+        "passkey",
+        "credential",
+        "credentials",
+        "iban",
+        "ssn",
     }
 )
 
@@ -51,6 +59,12 @@ _PAIRS = frozenset(
         ("debit", "card"),
         ("security", "code"),
         ("card", "verification"),
+        ("ssh", "key"),
+        ("social", "security"),
+        ("account", "number"),
+        ("routing", "number"),
+        ("cc", "number"),
+        ("card", "no"),
     }
 )
 
@@ -64,11 +78,12 @@ def _words(text: str) -> list[str]:
 
 def _looks_secret(text: str) -> bool:
     words = _words(text)
-    # A trailing digit belongs to the word before it ("cvv2", "password2").
     for i, word in enumerate(words):
         if word in _WORDS:
             return True
-        if word.isdigit() and i and (words[i - 1] + word) in _WORDS:
+        # The regex splits digits from letters: a trailing digit belongs to the word before
+        # it ("cvv2"), a leading one to the word after it ("2fa", "2FA").
+        if i and (words[i - 1].isdigit() or word.isdigit()) and (words[i - 1] + word) in _WORDS:
             return True
         if i and (words[i - 1], word) in _PAIRS:
             return True
@@ -79,10 +94,12 @@ def sensitive_fields(schema: Mapping[str, Any] | None) -> list[str]:
     """The names of the properties of a ``requestedSchema`` that look like they ask for a secret.
 
     A property counts when its name, ``title`` or ``description`` names a password,
-    passphrase, passcode, secret, token, API key, private, secret, access or signing key,
-    PIN, one-time password (OTP), card number, CVV/CVC or security code, in any spelling
-    (``apiKey``, ``API_KEY``, ``"Your API key"``). Words are matched whole, so
-    ``max_tokens`` or ``spinner`` do not count.
+    passphrase, passcode, passkey, secret, token, credentials, API key, private, secret,
+    access, signing or SSH key, PIN, one-time password (OTP, TOTP), MFA or 2FA code, card
+    number (``cc_number``, ``card no``), CVV/CVC or security code, IBAN, account or routing
+    number, or social security number (SSN), in any spelling (``apiKey``, ``API_KEY``,
+    ``"Your API key"``). Words are matched whole, so ``max_tokens``, ``account`` or
+    ``spinner`` do not count.
 
     Returns the names in the schema's order, an empty list when nothing looks secret or
     when ``schema`` is not a mapping with a ``properties`` mapping. This is a heuristic

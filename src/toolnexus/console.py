@@ -20,14 +20,16 @@ never fetches a URL itself.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import os
+import re
 import sys
 import threading
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from ._sensitive import sensitive_fields
 from ._wire import Answer, Request
@@ -37,7 +39,13 @@ __all__ = ["ConsoleResolver", "url_warnings"]
 _YES_NO = {"y": "y", "yes": "y", "n": "n", "no": "n"}
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
 _FALSE = frozenset({"n", "no", "false", "f", "0", "off"})
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+_ASKABLE_TYPES = frozenset({"string", "number", "integer", "boolean"})
+_CHOICE_KEYS = ("enum", "oneOf", "anyOf")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+# What browsers strip around a URL and remove inside it (WHATWG URL standard).
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+_OPENABLE = frozenset({"http", "https"})
 
 
 class _DeclinedError(Exception):
@@ -48,11 +56,15 @@ class _CancelledError(Exception):
     """The user cancelled (``:cancel``, end of input, Ctrl-C, too many wrong answers)."""
 
 
-def _clean(text: str) -> str:
-    """Server text made safe to print: control characters (terminal escapes) shown escaped."""
+def _clean(text: str, *, lines: bool = False) -> str:
+    """Server text made safe to print: control characters (terminal escapes) shown escaped.
+
+    Line breaks and tabs are kept only with ``lines`` (a prompt or a description); in a
+    one-line item (a name, a value, a URL, a warning) they could fake the next line.
+    """
     out = []
     for ch in text:
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf"):
+        if (lines and ch in "\n\t") or unicodedata.category(ch) not in ("Cc", "Cf"):
             out.append(ch)
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
@@ -60,33 +72,102 @@ def _clean(text: str) -> str:
 
 
 def _is_local(host: str) -> bool:
-    return host in _LOCAL_HOSTS or host.endswith(".localhost") or host.startswith("127.")
+    """A loopback address (``127.0.0.0/8``, ``::1``) or a ``localhost`` name."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost" or host.endswith(".localhost")
+
+
+def _as_browser_reads(url: str) -> tuple[str, list[str]]:
+    """The URL as a browser reads it, and what it changed, for an ``http(s)`` URL.
+
+    The WHATWG URL standard that browsers follow strips leading and trailing control
+    characters and spaces, removes every tab and line break, and in an http(s) URL reads
+    ``\\`` as ``/`` and any run of slashes after the scheme as ``//``: so
+    ``https://evil.example\\@bank.example/`` goes to ``evil.example``, though
+    :func:`urllib.parse.urlsplit` reads ``bank.example``. Other URLs are returned as they are.
+    """
+    stripped = url.strip(_C0_AND_SPACE)
+    cleaned = _TAB_OR_NEWLINE.sub("", stripped)
+    match = _SCHEME.match(cleaned)
+    if match is None or match.group(1).lower() not in _OPENABLE:
+        return url, []
+    changes: list[str] = []
+    if stripped != url:
+        changes.append("spaces or control characters around it")
+    if cleaned != stripped:
+        changes.append("tabs or line breaks, which browsers remove")
+    read = cleaned.replace("\\", "/")
+    if read != cleaned:
+        changes.append("a backslash, which browsers read as '/'")
+    rest = read[match.end() :]
+    if not rest.startswith("//") or rest.startswith("///"):
+        changes.append("an unusual number of slashes after the scheme")
+    return f"{match.group(1)}://{rest.lstrip('/')}", changes
+
+
+def _browser_parts(url: str) -> tuple[SplitResult, str, list[str]]:
+    """``url`` split as a browser would read it, its host (decoded), and what the browser
+    reads differently from the text. Raises ``ValueError`` when it cannot be parsed."""
+    read, changes = _as_browser_reads(url)
+    parts = urlsplit(read)
+    _ = parts.port  # raises ValueError for a port that is not a number
+    return parts, unquote(parts.hostname or ""), changes
+
+
+def _host_line(url: str) -> str:
+    try:
+        parts, host, _ = _browser_parts(url)
+    except ValueError:
+        return ""
+    return _clean(host) + (f":{parts.port}" if parts.port is not None else "")
+
+
+def _openable(url: str) -> bool:
+    """Whether the console would open ``url``: ``http`` or ``https``, and it can be parsed."""
+    try:
+        parts, _, _ = _browser_parts(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in _OPENABLE
 
 
 def url_warnings(url: str) -> list[str]:
     """What is suspicious about a URL a server asks the user to open, one sentence each.
 
-    Warns when the scheme is not ``https`` (``http`` to ``localhost`` or a loopback
-    address excepted), when the host is punycode (``xn--``) or not ASCII (it may imitate
-    another name), when the URL carries a user name or password (``https://bank.com@evil.example``
-    goes to ``evil.example``), when it has no host, and when it cannot be parsed. An empty
-    list when nothing is suspicious. Nothing is fetched.
+    The URL is read as a browser reads it (``\\`` as ``/``, tabs and line breaks removed),
+    and that is warned about too. Warns when the scheme is not ``https`` (``http`` to
+    ``localhost`` or a loopback address excepted), when the host is punycode (``xn--``),
+    percent-encoded or not ASCII (it may imitate another name), when the URL carries a
+    user name or password (``https://bank.com@evil.example`` goes to ``evil.example``),
+    when it has no host, and when it cannot be parsed. An empty list when nothing is
+    suspicious. Nothing is fetched.
     """
     try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        _ = parts.port  # raises ValueError for a port that is not a number
+        parts, host, changes = _browser_parts(url)
     except ValueError:
         return ["the URL cannot be parsed: do not open it"]
     warnings: list[str] = []
+    if changes:
+        warnings.append(
+            f"the URL has {' and '.join(changes)}: a browser goes to the host shown above, "
+            "which is not what the text seems to say"
+        )
     scheme = parts.scheme.lower()
     if scheme == "http":
         if not _is_local(host):
             warnings.append("the URL is not https: what you send there can be read or changed on the way")
+    elif not scheme:
+        warnings.append("the URL has no scheme: it is not a web address")
     elif scheme != "https":
         warnings.append(f"the URL's scheme is {_clean(scheme)!r}, not https: it may not be a web page at all")
     if not host:
         warnings.append("the URL has no host")
+    elif "%" in (parts.hostname or ""):
+        warnings.append(
+            f"the host is percent-encoded (it reads as {_clean(host)!r}): it may imitate another name"
+        )
     elif not host.isascii():
         warnings.append("the host has characters that are not ASCII: it may imitate another name")
     elif any(label.startswith("xn--") for label in host.split(".")):
@@ -153,6 +234,41 @@ def _multi_options(prop: Mapping[str, Any]) -> list[tuple[Any, str | None]] | No
     return _options(items) if isinstance(items, Mapping) else []
 
 
+def _askable(prop: object) -> bool:
+    """Whether the console can ask for this property: a string, number, integer or boolean,
+    a single-select or a multi-select (of choices or of free text)."""
+    if not isinstance(prop, Mapping):
+        return False
+    multi = _multi_options(prop)
+    if multi is not None:
+        items = prop.get("items")
+        if not isinstance(items, Mapping):
+            return False
+        if any(key in items for key in _CHOICE_KEYS):
+            return bool(multi)
+        return items.get("type") == "string"
+    if any(key in prop for key in _CHOICE_KEYS):
+        return bool(_options(prop))
+    kind = prop.get("type", "string")  # no type: free text
+    return isinstance(kind, str) and kind in _ASKABLE_TYPES
+
+
+def _out_of_range(text: str, prop: Mapping[str, Any]) -> str | None:
+    """A hint when a choice is picked by a number that is not one of the choices."""
+    multi = _multi_options(prop)
+    options = multi if multi is not None else _options(prop)
+    if not options:
+        return None
+    parts = [p.strip() for p in text.split(",")] if multi is not None else [text]
+    count = len(options)
+    for part in parts:
+        if not part.isdigit() or 1 <= int(part) <= count:
+            continue
+        if not any(str(value) == part or title == part for value, title in options):
+            return f"choose {'1' if count == 1 else f'1 to {count}'} or a value"
+    return None
+
+
 def _pick(text: str, options: list[tuple[Any, str | None]]) -> Any:
     """One choice by value, by 1-based number, or by value or title ignoring case.
 
@@ -173,8 +289,13 @@ def _parse(text: str, prop: Mapping[str, Any]) -> Any:
     so that :func:`validate_content` reports the problem in its words."""
     multi = _multi_options(prop)
     if multi is not None:
-        parts = [p.strip() for p in text.split(",")]
-        return [_pick(p, multi) for p in parts if p]
+        picked: list[Any] = []
+        for part in text.split(","):
+            if part.strip():
+                value = _pick(part.strip(), multi)
+                if not any(type(v) is type(value) and v == value for v in picked):
+                    picked.append(value)  # a repeated pick counts once
+        return picked if picked else _EMPTY
     options = _options(prop)
     if options:
         return _pick(text, options)
@@ -211,25 +332,31 @@ class ConsoleResolver:
 
     - ``kind="input"`` (an MCP form): each property of ``data["schema"]`` is asked in the
       schema's order, with its title, description, type, bounds and default. Enter takes
-      the default (an optional field with no default stays empty); enums are answered by
-      value or 1-based number, booleans with y/n, multi-selects with comma-separated
-      values or numbers. Each answer is checked with
+      the default, checked like a typed answer (one that does not fit is refused, and
+      Enter no longer takes it); an optional field with no default stays empty, and
+      ``:clear`` empties an optional field. Enums are answered by value or 1-based number,
+      booleans with y/n, multi-selects with comma-separated values or numbers (a repeated
+      pick counts once). Each answer is checked with
       :func:`toolnexus.mcp.validate_content` and asked again when wrong, at most
       ``attempts`` times, then the request is cancelled. A review of all values follows:
       ``Send? [Y/n/e]``: Enter or ``y`` sends, ``n`` declines, ``e`` asks the form again
       with the current answers as defaults. A form that seems to ask for a secret (see
       :func:`toolnexus.mcp.sensitive_fields`) is preceded by a warning and
       ``Continue anyway? [y/N]``; such a field is then read without echo at a terminal
-      and shown as ``***``.
-    - ``kind="authorization"`` (an MCP URL): the full URL and, on its own line, the host
-      (highlighted when there is colour), the warnings of :func:`url_warnings`, then
-      ``Open this URL in your browser? [y/N]``. ``y`` opens it with :mod:`webbrowser`
-      (or prints it to open by hand when no browser can be opened or ``open_browser`` is
-      false) and answers ok; ``n`` or Enter declines.
+      and shown as ``***``. A form the console cannot ask (a field that is not text, a
+      number, yes/no or a choice; a schema that is not an object of fields) is cancelled
+      with a warning before any question.
+    - ``kind="authorization"`` (an MCP URL): the full URL and, on its own line, the host a
+      browser will visit (highlighted when there is colour), the warnings of
+      :func:`url_warnings`, then ``Open this URL in your browser? [y/N]``. ``y`` opens
+      exactly that URL with :mod:`webbrowser` (or prints it to open by hand when no
+      browser can be opened or ``open_browser`` is false) and answers ok; ``n`` or Enter
+      declines. A URL that is not ``http`` or ``https`` is declined without the question.
     - Any other kind: the prompt and ``[y/N]``.
 
     ``:decline`` or ``:cancel`` at any prompt declines or cancels the whole request; end of
     input and Ctrl-C cancel it (Ctrl-C reaches only a resolver running in the main thread).
+    A second Ctrl-C, or end of input at a terminal, also sets :attr:`quit_requested`.
     Requests that arrive at once (parallel tool calls) are asked one after the other, never
     interleaved.
 
@@ -279,6 +406,15 @@ class ConsoleResolver:
         # On the process's own terminal, the built-in input() (with line editing when the
         # host has loaded readline); on other streams, their own read and write.
         self._use_input = self._interactive and stdin is None and stdout is None
+        self._interrupts = 0
+        self._quit = False
+
+    @property
+    def quit_requested(self) -> bool:
+        """Whether the user asked to stop answering altogether: a second Ctrl-C at a prompt,
+        or end of input (Ctrl-D) at a terminal. From then on every request is cancelled
+        without a question; a host should stop (the ``toolnexus`` command exits 130)."""
+        return self._quit
 
     # --- output --------------------------------------------------------------------------
 
@@ -290,7 +426,8 @@ class ConsoleResolver:
         self._out.flush()
 
     def _warn(self, text: str) -> None:
-        self._say(self._style(f"  ! {text}", "33"))
+        """A warning line; it may quote the server (an enum value, a name), so it is cleaned."""
+        self._say(self._style(f"  ! {_clean(text)}", "33"))
 
     # --- input ---------------------------------------------------------------------------
 
@@ -316,9 +453,16 @@ class ConsoleResolver:
             line = None
         except KeyboardInterrupt:
             self._say()
+            self._interrupts += 1
+            if self._interrupts > 1:
+                self._quit = True
+            else:
+                self._say(self._style("(press Ctrl-C again to quit)", "2"))
             raise _CancelledError from None
         if line is None:
             self._say("(end of input)" if not self._interactive else "")
+            # At a terminal, Ctrl-D means "stop"; from a pipe or a file, the script is over.
+            self._quit = self._quit or self._interactive
             raise _CancelledError
         text = line.strip()
         if text == ":decline":
@@ -369,7 +513,7 @@ class ConsoleResolver:
         raise self._too_many()
 
     def _too_many(self) -> _CancelledError:
-        self._warn(f"no valid answer after {self.attempts} tries")
+        self._warn(f"no valid answer after {self.attempts} {'try' if self.attempts == 1 else 'tries'}")
         return _CancelledError()
 
     # --- the resolver --------------------------------------------------------------------
@@ -383,6 +527,8 @@ class ConsoleResolver:
         if not isinstance(request, Request):
             raise TypeError(f"ConsoleResolver expects a Request, not {type(request).__name__}")
         with self._turn:
+            if self._quit:
+                return Answer(request.id, False, None, "cancelled")
             return self._ask(request)
 
     def _ask(self, request: Request) -> Answer:
@@ -390,8 +536,11 @@ class ConsoleResolver:
         self._say()
         self._say(self._style(f"── {who} asks ──", "1"))
         if request.prompt:
-            self._say(_clean(request.prompt))
-        self._say(self._style("(answer :decline or :cancel at any prompt to refuse)", "2"))
+            self._say(_clean(request.prompt, lines=True))
+        hint = "answer :decline or :cancel at any prompt to refuse"
+        if request.kind == "input":
+            hint += "; :clear leaves an optional field empty"
+        self._say(self._style(f"({hint})", "2"))
         try:
             if request.kind == "input":
                 data = self._form(request)
@@ -422,16 +571,14 @@ class ConsoleResolver:
             self._warn("the server gave no URL to open")
             raise _DeclinedError
         self._say(f"  URL:  {_clean(url)}")
-        try:
-            parts = urlsplit(url)
-            host = parts.hostname or ""
-            port = parts.port
-        except ValueError:
-            host, port = "", None
-        shown = _clean(host) + (f":{port}" if port is not None else "")
+        # The host a browser will visit, which is not always the one the text seems to say.
+        shown = _host_line(url)
         self._say(f"  Host: {self._style(shown or '(none)', '1;4;36')}")
         for warning in url_warnings(url):
             self._warn(warning)
+        if not _openable(url):
+            self._warn("this URL will not be opened: only http and https URLs are")
+            raise _DeclinedError
         if not self._yes_no("Open this URL in your browser? [y/N] "):
             raise _DeclinedError
         opened = False
@@ -450,9 +597,10 @@ class ConsoleResolver:
     # --- form mode -----------------------------------------------------------------------
 
     def _form(self, request: Request) -> dict[str, Any]:
-        schema = request.data.get("schema") if request.data else None
-        if not isinstance(schema, Mapping):
-            schema = {}
+        schema, problem = _form_schema(request.data)
+        if problem is not None:
+            self._warn(f"this form cannot be answered at a terminal: {problem}")
+            raise _CancelledError
         raw_props = schema.get("properties")
         props: Mapping[str, Any] = raw_props if isinstance(raw_props, Mapping) else {}
         raw_required = schema.get("required")
@@ -468,20 +616,20 @@ class ConsoleResolver:
             if not self._yes_no("Continue anyway? [y/N] "):
                 raise _DeclinedError
         values: dict[str, Any] = {}
+        editing = False
         while True:
             current = values
             values = {}
-            for name, prop in props.items():
-                spec = prop if isinstance(prop, Mapping) else {}
-                default = current[name] if name in current else spec.get("default")
+            for name, spec in props.items():
+                # Editing, Enter keeps what was answered (an empty field stays empty).
+                default = current.get(name) if editing else spec.get("default")
                 value = self._field(name, spec, name in required, default, secret=name in secrets)
                 if value is not _EMPTY:
                     values[name] = value
             self._say("Review:")
             if not props:
                 self._say("  (no fields)")
-            for name, prop in props.items():
-                spec = prop if isinstance(prop, Mapping) else {}
+            for name, spec in props.items():
                 label = _clean(str(spec.get("title") or name))
                 if name not in values:
                     shown = "(empty)"
@@ -500,7 +648,8 @@ class ConsoleResolver:
                 return values
             if choice == "n":
                 raise _DeclinedError
-            self._say("Edit: Enter keeps the value in brackets.")
+            editing = True
+            self._say("Edit: Enter keeps the value in brackets; :clear empties an optional field.")
 
     def _field(
         self, name: str, prop: Mapping[str, Any], required: bool, default: Any, *, secret: bool
@@ -515,27 +664,31 @@ class ConsoleResolver:
         self._say(self._style(heading, "1"))
         description = prop.get("description")
         if isinstance(description, str) and description:
-            self._say(f"  {_clean(description)}")
+            self._say(f"  {_clean(description, lines=True)}")
         self._say(f"  {_describe(prop)}{'' if required else ' · optional'}")
+        boolean = prop.get("type") == "boolean"
         has_default = default is not None
-        shown = "***" if secret and has_default else _show(default) if has_default else ""
-        if prop.get("type") == "boolean" and isinstance(default, bool):
-            hint = " [Y/n]" if default else " [y/N]"
-        elif prop.get("type") == "boolean":
-            hint = " [y/n]"
-        else:
-            hint = f" [{_clean(shown)}]" if has_default else ""
         sub_schema: dict[str, Any] = {"type": "object", "properties": {name: dict(prop)}}
         if required:
             sub_schema["required"] = [name]
         for _ in range(self.attempts):
+            hint = _default_hint(default if has_default else None, boolean=boolean, secret=secret)
             text = self._read(f"{_clean(name)}{hint}: ", secret=secret)
+            if text == ":clear":
+                if required:
+                    self._warn(f"{name!r} is required: it cannot be left empty")
+                    continue
+                return _EMPTY
             if not text:
-                if has_default:
-                    return default
-                if not required:
+                if not has_default and not required:
                     return _EMPTY
-            value = _parse(text, prop) if text else _EMPTY
+                value = default if has_default else _EMPTY
+            else:
+                wrong = _wrong_words(text, prop)
+                if wrong is not None:
+                    self._warn(wrong)
+                    continue
+                value = _parse(text, prop)
             content = {} if value is _EMPTY else {name: value}
             try:
                 problems = validate_content(sub_schema, content)
@@ -545,7 +698,62 @@ class ConsoleResolver:
                 return value
             for problem in problems:
                 self._warn(problem)
+            if not text and has_default:
+                # The server's own default does not fit its schema: Enter no longer takes it.
+                has_default = False
+                rest = "" if required else ", or press Enter to leave the field empty"
+                self._warn(f"the default does not fit: type a value{rest}")
         raise self._too_many()
+
+
+def _form_schema(data: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], str | None]:
+    """The form's schema, and why the console cannot ask it (``None`` when it can).
+
+    No data at all is a form without fields. A schema that is not an object of properties
+    the console can ask (a string, a number, a boolean, a choice) cannot be answered here:
+    asking would lead to questions without a valid answer, or to an empty accept.
+    """
+    if not data:
+        return {}, None
+    schema = data.get("schema")
+    if not isinstance(schema, Mapping):
+        return {}, "the request carries no schema of fields"
+    if schema.get("type", "object") != "object":
+        return {}, "its schema is not an object of fields"
+    props = schema.get("properties", {})
+    if not isinstance(props, Mapping):
+        return {}, "its schema's properties are not a set of fields"
+    unaskable = [str(name) for name, prop in props.items() if not _askable(prop)]
+    if unaskable:
+        names = ", ".join(repr(name) for name in unaskable)
+        return (
+            {},
+            f"{names} {'is' if len(unaskable) == 1 else 'are'} not a text, number, yes/no or choice field",
+        )
+    required = schema.get("required")
+    missing = [str(n) for n in required if n not in props] if isinstance(required, list) else []
+    if missing:
+        return {}, f"it requires {', '.join(repr(n) for n in missing)}, which it does not describe"
+    return schema, None
+
+
+def _default_hint(default: Any, *, boolean: bool, secret: bool) -> str:
+    """What follows a field's name in its prompt: the default Enter takes, in brackets."""
+    if boolean:
+        if isinstance(default, bool):
+            return " [Y/n]" if default else " [y/N]"
+        return " [y/n]"
+    if default is None:
+        return ""
+    return f" [{'***' if secret else _clean(_show(default))}]"
+
+
+def _wrong_words(text: str, prop: Mapping[str, Any]) -> str | None:
+    """The console's own hint for an answer in the wrong words, before the schema is asked:
+    a yes/no answered otherwise, a choice picked by a number that is not offered."""
+    if prop.get("type") == "boolean" and not _options(prop) and not isinstance(_parse(text, prop), bool):
+        return "answer y or n"
+    return _out_of_range(text, prop)
 
 
 class _Empty:
@@ -558,7 +766,7 @@ _EMPTY: Any = _Empty()
 
 def _show(value: Any) -> str:
     if isinstance(value, bool):
-        return "y" if value else "n"
+        return "yes" if value else "no"
     if isinstance(value, list):
         return ", ".join(_show(v) for v in value)
     if isinstance(value, float):
@@ -593,6 +801,8 @@ def _describe(prop: Mapping[str, Any]) -> str:
     multi = _multi_options(prop)
     if multi is not None:
         count = _bounds(prop.get("minItems"), prop.get("maxItems")).replace(" of ", " ")
+        if not multi:
+            return f"a list of{count.replace(' from ', ' ')} texts (comma-separated)"
         return f"choose{count or ' any'} of: {_choices_text(multi)} (comma-separated values or numbers)"
     options = _options(prop)
     if options:
