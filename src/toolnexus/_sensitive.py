@@ -2,7 +2,7 @@
 
 The MCP elicitation spec says a server MUST NOT use a form to ask for passwords, API keys,
 tokens or payment credentials (URL mode exists for that). A client cannot know what a field
-is for, but it can read its name, title and description; :func:`sensitive_fields` does, so a
+is for, but it can read its name, title and description; ``sensitive_fields`` does, so a
 resolver can warn before the user types a secret into a form.
 
 Standard library only: importing it costs nothing.

@@ -1,13 +1,11 @@
-"""A ready §10 resolver for terminal hosts: :class:`ConsoleResolver`.
+"""A ready §10 resolver for terminal hosts: ``ConsoleResolver``.
 
 It answers the questions an MCP server asks (forms and URLs, through
-:func:`toolnexus.mcp.elicitation_callback`) at the terminal, and honours the client duties
-of the MCP elicitation spec: it says which server asks, offers decline and cancel at every
+``elicitation_callback``) at the terminal, and honours the client duties of the MCP
+elicitation spec: it says which server asks, offers decline and cancel at every
 prompt, lets the user review and edit a form before it is sent, warns when a form asks for
 a secret, and shows a URL in full with its host before asking for consent to open it. It
-never fetches a URL itself.
-
-::
+never fetches a URL itself. For example::
 
     from mcp import Client
     from toolnexus.console import ConsoleResolver
@@ -86,7 +84,7 @@ def _as_browser_reads(url: str) -> tuple[str, list[str]]:
     characters and spaces, removes every tab and line break, and in an http(s) URL reads
     ``\\`` as ``/`` and any run of slashes after the scheme as ``//``: so
     ``https://evil.example\\@bank.example/`` goes to ``evil.example``, though
-    :func:`urllib.parse.urlsplit` reads ``bank.example``. Other URLs are returned as they are.
+    ``urllib.parse.urlsplit`` reads ``bank.example``. Other URLs are returned as they are.
     """
     stripped = url.strip(_C0_AND_SPACE)
     cleaned = _TAB_OR_NEWLINE.sub("", stripped)
@@ -286,7 +284,7 @@ def _pick(text: str, options: list[tuple[Any, str | None]]) -> Any:
 
 def _parse(text: str, prop: Mapping[str, Any]) -> Any:
     """The typed value for what the user typed; the text itself when it does not parse,
-    so that :func:`validate_content` reports the problem in its words."""
+    so that [`validate_content`][toolnexus.mcp.validate_content] reports the problem in its words."""
     multi = _multi_options(prop)
     if multi is not None:
         picked: list[Any] = []
@@ -327,7 +325,7 @@ def _parse(text: str, prop: Mapping[str, Any]) -> Any:
 class ConsoleResolver:
     """A §10 resolver that asks at the terminal: ``resolver(request) -> Answer``.
 
-    A plain (blocking) callable: give it to :func:`toolnexus.mcp.elicitation_callback`,
+    A plain (blocking) callable: give it to [`elicitation_callback`][toolnexus.mcp.elicitation_callback],
     which runs it in a worker thread, or call it yourself.
 
     - ``kind="input"`` (an MCP form): each property of ``data["schema"]`` is asked in the
@@ -337,20 +335,21 @@ class ConsoleResolver:
       ``:clear`` empties an optional field. Enums are answered by value or 1-based number,
       booleans with y/n, multi-selects with comma-separated values or numbers (a repeated
       pick counts once). Each answer is checked with
-      :func:`toolnexus.mcp.validate_content` and asked again when wrong, at most
+      [`validate_content`][toolnexus.mcp.validate_content] and asked again when wrong, at most
       ``attempts`` times, then the request is cancelled. A review of all values follows:
       ``Send? [Y/n/e]``: Enter or ``y`` sends, ``n`` declines, ``e`` asks the form again
       with the current answers as defaults. A form that seems to ask for a secret (see
-      :func:`toolnexus.mcp.sensitive_fields`) is preceded by a warning and
+      [`sensitive_fields`][toolnexus.mcp.sensitive_fields]) is preceded by a warning and
       ``Continue anyway? [y/N]``; such a field is then read without echo at a terminal
       and shown as ``***``. A form the console cannot ask (a field that is not text, a
       number, yes/no or a choice; a schema that is not an object of fields) is cancelled
       with a warning before any question.
     - ``kind="authorization"`` (an MCP URL): the full URL and, on its own line, the host a
       browser will visit (highlighted when there is colour), the warnings of
-      :func:`url_warnings`, then ``Open this URL in your browser? [y/N]``. ``y`` opens
-      exactly that URL with :mod:`webbrowser` (or prints it to open by hand when no
-      browser can be opened or ``open_browser`` is false) and answers ok; ``n`` or Enter
+      [`url_warnings`][toolnexus.console.url_warnings], then
+      ``Open this URL in your browser? [y/N]``. ``y`` opens exactly that URL with
+      ``webbrowser`` (or prints it to open by hand when no browser can be opened or
+      ``open_browser`` is false) and answers ok; ``n`` or Enter
       declines. A URL that is not ``http`` or ``https`` is declined without the question.
     - Any other kind: the prompt and ``[y/N]``.
 
@@ -367,9 +366,9 @@ class ConsoleResolver:
 
     Args:
         server_name: the server that asks, named in every header.
-        stdin: where answers are read (default :data:`sys.stdin`).
-        stdout: where questions are written (default :data:`sys.stdout`).
-        open_browser: open an accepted URL with :mod:`webbrowser`; if false, print it.
+        stdin: where answers are read (default ``sys.stdin``).
+        stdout: where questions are written (default ``sys.stdout``).
+        open_browser: open an accepted URL with ``webbrowser``; if false, print it.
         colour: use ANSI colour; ``None`` decides by whether ``stdout`` is a terminal
             (and ``NO_COLOR`` is unset).
         attempts: how many times a field is asked before the request is cancelled.
@@ -395,7 +394,7 @@ class ConsoleResolver:
         self._in = sys.stdin if stdin is None else stdin
         self._out = sys.stdout if stdout is None else stdout
         self.open_browser = open_browser
-        """Whether an accepted URL is opened with :mod:`webbrowser`."""
+        """Whether an accepted URL is opened with ``webbrowser``."""
         self.colour = _auto_colour(self._out) if colour is None else colour
         """Whether ANSI colour is used."""
         self.attempts = attempts
@@ -473,7 +472,7 @@ class ConsoleResolver:
 
     @contextlib.contextmanager
     def _no_echo(self, active: bool) -> Iterator[None]:
-        """Turn the terminal's echo off for the duration (as :mod:`getpass` does)."""
+        """Turn the terminal's echo off for the duration (as ``getpass`` does)."""
         if not active:
             yield
             return
@@ -519,7 +518,7 @@ class ConsoleResolver:
     # --- the resolver --------------------------------------------------------------------
 
     def __call__(self, request: Request) -> Answer:
-        """Ask the user at the terminal and return their :class:`Answer`.
+        """Ask the user at the terminal and return their [`Answer`][toolnexus.Answer].
 
         The answer echoes ``request.id``. ``ok=True`` carries the form's values (``data``)
         for ``"input"``; ``ok=False`` carries ``reason="declined"`` or ``"cancelled"``.
