@@ -40,6 +40,11 @@ ERAS: list[Era] = ["legacy", "2026"]
 PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com"}
 
 
+def cancel_outcome(era: Era, tool: str) -> dict[str, Any]:
+    """What a tool reports when the server received ``cancel`` (and no content)."""
+    return {"era": ERA_VERSIONS[era], "tool": tool, "action": "cancel", "content": None}
+
+
 def _tools(era: Era) -> list[str]:
     return [tool for tool_era, tool in FORM_TOOLS if tool_era == era]
 
@@ -98,12 +103,7 @@ async def test_a_failing_resolver_sends_cancel_and_no_text_to_the_server(
                 with subtests.test(msg=f"{failure.name} via {tool}"):
                     caplog.clear()
                     outcome = await call(client, tool, f"{failure.name}:{tool}")
-                    assert outcome == {
-                        "era": ERA_VERSIONS[era],
-                        "tool": tool,
-                        "action": "cancel",
-                        "content": None,
-                    }
+                    assert outcome == cancel_outcome(era, tool)
                     logged = [r for r in _toolnexus_records(caplog) if r.levelno >= logging.WARNING]
                     assert logged, "the failure was not logged on the toolnexus logger"
                     if failure.raised is not None:
@@ -151,7 +151,7 @@ async def test_a_hanging_async_resolver_is_cancelled_and_the_server_gets_cancel(
             before = dt.datetime.now(dt.timezone.utc)
             outcome = await call(client, tool, f"hang:{tool}")
             after = dt.datetime.now(dt.timezone.utc)
-            assert outcome == {"era": ERA_VERSIONS[era], "tool": tool, "action": "cancel", "content": None}
+            assert outcome == cancel_outcome(era, tool)
             expires = _parse_utc(requests[f"hang:{tool}"].expiresAt or "")
             # The deadline is the moment of asking plus the timeout (to the millisecond).
             slack = dt.timedelta(milliseconds=1)
@@ -188,7 +188,7 @@ async def test_an_answer_that_comes_after_the_deadline_is_dropped(era: Era) -> N
         outcome = await call(client, tool, "late")
 
     assert finished == ["late"]
-    assert outcome == {"era": ERA_VERSIONS[era], "tool": tool, "action": "cancel", "content": None}
+    assert outcome == cancel_outcome(era, tool)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -206,12 +206,7 @@ async def test_a_hanging_sync_resolver_does_not_hold_the_call(target: Target, er
         async with connect(target, era, elicitation_callback(wait_for, timeout=TIMEOUT)) as client:
             for tool in _tools(era):
                 outcome = await call(client, tool, f"hang:{tool}")
-                assert outcome == {
-                    "era": ERA_VERSIONS[era],
-                    "tool": tool,
-                    "action": "cancel",
-                    "content": None,
-                }
+                assert outcome == cancel_outcome(era, tool)
                 _parse_utc(requests[f"hang:{tool}"].expiresAt or "")
                 outcome = await call(client, tool, f"prompt:{tool}")
                 assert outcome["action"] == "accept"
@@ -257,12 +252,7 @@ async def test_content_that_breaks_the_schema_is_sent_as_cancel(
                 with subtests.test(msg=f"{misfit.name} via {tool}"):
                     caplog.clear()
                     outcome = await call(client, tool, f"{misfit.name}:{tool}")
-                    assert outcome == {
-                        "era": ERA_VERSIONS[era],
-                        "tool": tool,
-                        "action": "cancel",
-                        "content": None,
-                    }
+                    assert outcome == cancel_outcome(era, tool)
                     warnings = [r for r in _toolnexus_records(caplog) if r.levelno == logging.WARNING]
                     assert warnings, "no warning on the toolnexus logger"
                     text = " ".join(r.getMessage() for r in warnings)
