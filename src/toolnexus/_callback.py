@@ -22,12 +22,13 @@ from mcp_types import ElicitResult
 from ._mapping import _set_expires, answer_to_elicit_result, elicitation_to_request
 from ._util import is_async_callable, utc_timestamp
 from ._wire import Answer, Request
+from .forms import Form, FormError, read_form
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext, ElicitationFnT
     from mcp_types import ElicitRequestParams, ErrorData
 
-__all__ = ["WaitFor", "elicitation_callback"]
+__all__ = ["AnswerProblemError", "WaitFor", "elicitation_callback", "result_for"]
 
 logger = logging.getLogger("toolnexus")
 
@@ -57,11 +58,82 @@ def _check_timeout(timeout: object) -> float | None:
     return float(timeout)
 
 
+class AnswerProblemError(ValueError):
+    """An accepted answer whose content does not fit the form it answers.
+
+    The message names the fields and what is wrong with each, never a value; the same
+    sentences are in [`problems`][toolnexus.mcp.AnswerProblemError.problems].
+    """
+
+    def __init__(self, request_id: str, problems: list[str]) -> None:
+        super().__init__(
+            f"the answer to {request_id} does not fit the requested schema: {'; '.join(problems)}"
+        )
+        self.problems = problems
+        """One sentence per problem, as [`Form.problems`][toolnexus.forms.Form.problems] gives them."""
+
+
+def result_for(
+    request: Request,
+    answer: Answer | Mapping[str, Any],
+    *,
+    validate: bool = True,
+    apply_defaults: bool = True,
+) -> ElicitResult:
+    """The ``ElicitResult`` a server gets for ``answer``, the way
+    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] makes it.
+
+    The answer is mapped with [`answer_to_elicit_result`][toolnexus.mcp.answer_to_elicit_result].
+    An accepted URL request carries no content. An accepted form gets the schema's
+    defaults for the fields it leaves out (``apply_defaults``), then is checked against the
+    form (``validate``); both read the form with [`read_form`][toolnexus.forms.read_form].
+
+    Raises [`AnswerProblemError`][toolnexus.mcp.AnswerProblemError] (a ``ValueError``
+    naming the fields) when accepted content does not fit the form, or the form cannot be
+    read; ``TypeError``/``ValueError`` when ``answer`` is not an answer or holds data an
+    ``ElicitResult`` cannot carry.
+    """
+    return _result(request, answer, validate, apply_defaults, None)
+
+
+def _result(
+    request: Request, answer: object, validate: bool, apply_defaults: bool, form: Form | None
+) -> ElicitResult:
+    if isinstance(answer, Mapping):
+        answer = Answer.from_dict(answer)
+    elif not isinstance(answer, Answer):
+        raise TypeError(f"the answer must be an Answer or its wire mapping, not {type(answer).__name__}")
+    if answer.ok and request.kind == "authorization":
+        return ElicitResult(action="accept")  # URL mode: no content, whatever data holds
+    result = answer_to_elicit_result(answer)
+    if result.action != "accept" or request.data is None or not (validate or apply_defaults):
+        return result
+    if form is None:
+        try:
+            form = read_form(request.data.get("schema"))
+        except FormError as err:
+            if validate:
+                raise AnswerProblemError(request.id, [f"the form cannot be read: {err}"]) from None
+            return result
+    content = result.content or {}
+    if apply_defaults:
+        filled = form.with_defaults(content)
+        if len(filled) != len(content):
+            content = filled
+            result = ElicitResult(action="accept", content=filled)
+    if validate:
+        problems = form.problems(content)
+        if problems:
+            raise AnswerProblemError(request.id, problems)
+    return result
+
+
 def elicitation_callback(
     wait_for: WaitFor,
     *,
     timeout: float | None = None,
     validate: bool = True,
+    apply_defaults: bool = True,
 ) -> ElicitationFnT:
     """Make the SDK's ``elicitation_callback`` from a host's one §10 resolver.
 
@@ -87,7 +159,13 @@ def elicitation_callback(
         validate: check accepted form content against the ``requestedSchema`` with
             [`validate_content`][toolnexus.mcp.validate_content]. Content that does not fit is never sent as
             ``accept``: the server gets ``cancel`` and a warning on the ``toolnexus``
-            logger names the fields (never their values).
+            logger names the fields (never their values). A form whose schema is outside
+            the elicitation subset (see [`read_form`][toolnexus.forms.read_form]) can never
+            be answered so: it is cancelled at once, without asking the resolver.
+        apply_defaults: an accepted form answer gets the schema's ``default`` for each
+            field it leaves out, before validation, as the spec (SEP-1034) has a client do:
+            a resolver that answers ``{}`` to a form of defaults sends the defaults.
+            ``False`` sends the answer as it is.
 
     What the server sees when something goes wrong: ``cancel``, always. A resolver that
     raises, returns something that is not an answer, or answers with data an
@@ -97,14 +175,17 @@ def elicitation_callback(
     ``content``, as the spec says.
 
     Raises ``TypeError``/``ValueError`` for a ``wait_for`` that is not callable, a
-    ``timeout`` that is not a positive number of seconds, or a ``validate`` that is not a
-    bool.
+    ``timeout`` that is not a positive number of seconds, or a ``validate`` or
+    ``apply_defaults`` that is not a bool.
     """
     if not callable(wait_for):
         raise TypeError(f"elicitation_callback: wait_for must be callable, not {type(wait_for).__name__}")
     seconds = _check_timeout(timeout)
     if not isinstance(validate, bool):
         raise TypeError(f"elicitation_callback: validate must be a bool, not {type(validate).__name__}")
+    if not isinstance(apply_defaults, bool):
+        kind = type(apply_defaults).__name__
+        raise TypeError(f"elicitation_callback: apply_defaults must be a bool, not {kind}")
     is_async = is_async_callable(wait_for)
 
     async def resolve(request: Request) -> object:
@@ -127,6 +208,14 @@ def elicitation_callback(
         except (TypeError, ValueError) as err:  # not from the SDK, which validates params
             logger.error("elicitation params the bridge cannot map (%s); cancel sent", err)
             return ElicitResult(action="cancel")
+        form: Form | None = None
+        if request.data is not None and (validate or apply_defaults):
+            try:
+                form = read_form(request.data.get("schema"))
+            except FormError as err:
+                if validate:  # no answer could fit: do not make a person try
+                    logger.warning("elicitation %s: %s; cancel sent without asking", request.id, err)
+                    return ElicitResult(action="cancel")
         if seconds is not None:
             _set_expires(request, utc_timestamp(seconds))
         try:
@@ -144,59 +233,24 @@ def elicitation_callback(
                 "elicitation %s: the resolver did not answer within %g s; cancel sent", request.id, seconds
             )
             return answer_to_elicit_result(Answer(request.id, False, None, "expired"))
-        return _to_result(request, result, validate)
-
-    return on_elicitation
-
-
-def _to_result(request: Request, result: object, validate: bool) -> ElicitResult:
-    """Turn what the resolver gave into the result for the server, containing every failure."""
-    if isinstance(result, Mapping):
         try:
-            result = Answer.from_dict(result)
-        except (TypeError, ValueError) as err:
-            # The message names the field and the type, never a value.
-            logger.error(
-                "elicitation %s: the resolver returned a malformed answer (%s); cancel sent", request.id, err
-            )
-            return ElicitResult(action="cancel")
-    elif not isinstance(result, Answer):
-        logger.error(
-            "elicitation %s: the resolver returned %s, not an Answer; cancel sent",
-            request.id,
-            type(result).__name__,
-        )
-        return ElicitResult(action="cancel")
-    if result.ok and request.kind == "authorization":
-        return ElicitResult(action="accept")  # URL mode: no content, whatever data holds
-    try:
-        elicit_result = answer_to_elicit_result(result)
-    except ValueError as err:
-        logger.error("elicitation %s: %s; cancel sent", request.id, err)
-        return ElicitResult(action="cancel")
-    if elicit_result.action != "accept":
-        return elicit_result
-    if validate and request.data is not None:
-        problems = _schema_problems(request.data.get("schema"), elicit_result.content or {})
-        if problems:
+            return _result(request, result, validate, apply_defaults, form)
+        except AnswerProblemError as err:
             logger.warning(
                 "elicitation %s: the answer does not fit the requested schema (%s); cancel sent",
                 request.id,
-                "; ".join(problems),
+                "; ".join(err.problems),
             )
-            return ElicitResult(action="cancel")
-    return elicit_result
+        except (TypeError, ValueError) as err:  # our own words: they name a field or a type, no value
+            logger.error(
+                "elicitation %s: the resolver's answer cannot be sent (%s); cancel sent", request.id, err
+            )
+        except Exception as err:  # a mapping whose lookup raises, ...: never its text
+            logger.error(
+                "elicitation %s: reading the resolver's answer raised %s; cancel sent",
+                request.id,
+                type(err).__name__,
+            )
+        return ElicitResult(action="cancel")
 
-
-def _schema_problems(schema: object, content: Mapping[str, Any]) -> list[str]:
-    """What is wrong with ``content``; a schema that cannot be applied is a problem too."""
-    from ._schema import validate_content
-
-    if not isinstance(schema, Mapping):
-        return [f"the requested schema is a {type(schema).__name__}, not an object"]
-    try:
-        return validate_content(schema, content)
-    except ValueError as err:  # our own words: they name no value
-        return [str(err)]
-    except Exception as err:  # whatever else the server's schema makes jsonschema do
-        return [f"the requested schema cannot be applied ({type(err).__name__})"]
+    return on_elicitation

@@ -4,8 +4,33 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
+import unicodedata
 
-__all__ = ["is_async_callable", "utc_timestamp"]
+__all__ = ["escape_text", "is_async_callable", "utc_timestamp"]
+
+# Control characters (terminal escapes), format characters (bidi overrides, zero-width
+# marks) and the Unicode line and paragraph separators: what a server's text may use to
+# rewrite, reorder or hide what a terminal or a log viewer shows.
+_UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
+def escape_text(text: str, *, lines: bool = False) -> str:
+    """``text`` made safe to show on a terminal or in a log line: every control, format
+    (bidi, zero-width) or line-separator character is written as its Python escape
+    (``\\x1b``, ``\\u202e``), everything else as it is.
+
+    Line breaks and tabs are kept only with ``lines`` (a prompt or a description); in a
+    one-line item (a name, a value, a URL) they could fake the next line.
+    """
+    if text.isprintable():  # the common case: nothing to escape, no copy
+        return text
+    out = []
+    for ch in text:
+        if (lines and ch in "\n\t") or unicodedata.category(ch) not in _UNSAFE_CATEGORIES:
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
 
 
 def is_async_callable(fn: object) -> bool:

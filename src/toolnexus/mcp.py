@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from ._callback import WaitFor, elicitation_callback
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
-from ._schema import validate_content
 from ._sensitive import sensitive_fields
+from .forms import validate_content
 
 __all__ = [
     "ElicitationParams",
