@@ -90,7 +90,7 @@ def _answer_for(request: Request) -> Answer:
 def _expected(tool: str, tag: str) -> tuple[str, Any]:
     if tool.startswith("url"):
         return ("accept" if int(tag[-1]) % 2 == 0 else "decline"), None
-    return "accept", {**PROFILE, "name": tag}
+    return "accept", {**PROFILE, "name": tag, "newsletter": False}  # the form's default, filled in
 
 
 def _all_at_once(flavour: str, parties: int) -> WaitFor:

@@ -15,6 +15,7 @@ import pytest
 from toolnexus import Answer, Request
 from toolnexus._sensitive import sensitive_fields
 from toolnexus.console import ConsoleResolver, url_warnings
+from toolnexus.forms import read_form
 
 DEPLOY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -289,7 +290,8 @@ def test_no_guard_for_an_ordinary_form() -> None:
     ],
 )
 def test_sensitive_fields_finds_secrets(prop_name: str, prop: dict[str, Any]) -> None:
-    assert sensitive_fields({"properties": {"name": {}, prop_name: prop}}) == [prop_name]
+    schema = {"properties": {"name": {"type": "string"}, prop_name: {"type": "string", **prop}}}
+    assert sensitive_fields(schema) == [prop_name]
 
 
 @pytest.mark.parametrize(
@@ -327,10 +329,37 @@ def test_sensitive_fields_ignores_ordinary_fields(prop_name: str) -> None:
 
 
 def test_sensitive_fields_keeps_schema_order_and_tolerates_junk() -> None:
-    schema = {"properties": {"token": {}, "a": {}, "secret": {}, "b": 3}}
+    text = {"type": "string"}
+    schema = {"properties": {"token": text, "a": text, "secret": text, "b": {"type": "boolean"}}}
     assert sensitive_fields(schema) == ["token", "secret"]
+    assert sensitive_fields(read_form(schema)) == ["token", "secret"]
     assert sensitive_fields(None) == []
     assert sensitive_fields({"properties": []}) == []
+    assert sensitive_fields({"properties": {"token": text, "b": 3}}) == []  # not a form at all
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        # The reference MCP test server's integer field (server-everything).
+        "Your favorite integer (do not give us your phone number, pin, or other sensitive info)",
+        "Never share your password with anyone",
+        "Don't enter a token here",
+        "No password needed",
+    ],
+)
+def test_text_that_tells_the_user_not_to_give_a_secret_is_not_a_secret(description: str) -> None:
+    schema = {"properties": {"n": {"type": "integer", "description": description}}}
+    assert sensitive_fields(schema) == []
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["Do not worry, enter your password", "Enter your PIN, not your password", "Your token (do not lose it)"],
+)
+def test_a_negation_elsewhere_does_not_hide_a_secret(description: str) -> None:
+    schema = {"properties": {"n": {"type": "string", "description": description}}}
+    assert sensitive_fields(schema) == ["n"]
 
 
 # --- URL mode --------------------------------------------------------------------------
@@ -450,7 +479,9 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_secret_warning_names_every_field_in_schema_order() -> None:
-    schema = {"type": "object", "properties": {"token": {}, "name": {}, "apiKey": {}, "pin": {}}}
+    text_field = {"type": "string"}
+    names = ("token", "name", "apiKey", "pin")
+    schema = {"type": "object", "properties": dict.fromkeys(names, text_field)}
     _, text = ask(form(schema), "\n")
     assert "('token', 'apiKey', 'pin')" in text
 
@@ -699,11 +730,12 @@ def test_an_object_schema_without_properties_is_still_confirmed() -> None:
     assert "(no fields)" in text
 
 
-def test_free_text_multi_select_is_asked() -> None:
+def test_a_free_text_list_is_outside_the_subset_and_cancelled() -> None:
+    # The spec's multi-selects offer choices; the SDK's servers refuse to send a bare list[str].
     schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"}}}}
     answer, text = ask(form(schema), "ada, bob\n\n")
-    assert answer.data == {"names": ["ada", "bob"]}
-    assert "a list of texts (comma-separated)" in text
+    assert answer == Answer("req-1", False, None, "cancelled")
+    assert "a list of free text is not in the subset" in text
 
 
 # --- wording ---------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """What a hostile or careless server's schema cannot make the client do.
 
-The schema comes from the server. Checking an answer against it must never fetch anything
-(the spec forbids a client to pre-fetch URLs), never run the server's regular expressions
-(one crafted pattern can hold the event loop), and never let an exception carry its text to
-the server: every failure is a problem in our own words, and the bridge then sends cancel.
+The schema comes from the server. Reading it must never fetch anything (the spec forbids a
+client to pre-fetch URLs), never run the server's regular expressions (one crafted pattern
+can hold the event loop), and never let an exception carry its text to the server: a schema
+outside the subset is one problem in our own words, and the bridge then sends cancel.
 """
 
 from __future__ import annotations
@@ -58,12 +58,19 @@ def test_the_fixture_server_answers_when_asked(http_hits: tuple[str, list[str]])
     assert hits == ["/probe"]  # so an empty list below means: never asked
 
 
+def _outside(schema: dict[str, Any], content: dict[str, Any]) -> str:
+    """The one problem validate_content gives for a schema outside the subset."""
+    problems = validate_content(schema, content)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("the requested schema is outside the elicitation subset: ")
+    return problems[0]
+
+
 @pytest.mark.parametrize("where", ["/schema.json", "/schema.json#/definitions/x"])
 def test_a_remote_ref_is_never_fetched(http_hits: tuple[str, list[str]], where: str) -> None:
     base, hits = http_hits
     schema = {"type": "object", "properties": {"a": {"$ref": base + where}}}
-    with pytest.raises(ValueError, match="references outside the schema are never fetched"):
-        validate_content(schema, {"a": "x"})
+    assert "references elsewhere are never fetched" in _outside(schema, {"a": "x"})
     assert hits == []
 
 
@@ -71,8 +78,7 @@ def test_a_file_ref_is_never_opened(tmp_path: Any) -> None:
     target = tmp_path / "secret.json"
     target.write_text('{"type": "integer"}')
     schema = {"type": "object", "properties": {"a": {"$ref": target.as_uri()}}}
-    with pytest.raises(ValueError, match="never fetched"):
-        validate_content(schema, {"a": "x"})
+    assert "never fetched" in _outside(schema, {"a": "x"})
 
 
 def test_a_ref_inside_the_schema_still_resolves() -> None:
@@ -85,46 +91,35 @@ def test_a_ref_inside_the_schema_still_resolves() -> None:
     assert validate_content(schema, {"n": 9}) == ["'n' must be at most 3"]
 
 
-def test_an_unresolvable_local_ref_is_a_value_error() -> None:
-    schema = {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}
-    with pytest.raises(ValueError, match="cannot be applied"):
-        validate_content(schema, {"a": "x"})
+def test_an_unresolvable_local_ref_is_refused() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nowhere"}}}
+    assert "points to nothing" in _outside(schema, {"a": "x"})
 
 
 def test_the_servers_regular_expressions_are_not_run() -> None:
-    # Outside the restricted schema; a crafted one could hold the loop for as long as it likes.
-    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^b+$"}}}
-    assert validate_content(schema, {"a": "aaa"}) == []
+    # The server checks its own pattern on receipt; a crafted one could hold the loop.
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(b+)+$"}}}
+    assert validate_content(schema, {"a": "b" * 40 + "!"}) == []
     by_pattern = {"type": "object", "patternProperties": {"^x": {"type": "integer"}}}
-    assert validate_content(by_pattern, {"xa": "not an integer"}) == []
+    assert "'patternProperties' is outside the elicitation subset" in _outside(by_pattern, {"xa": 1})
 
 
-def test_additional_properties_false_is_judged_by_properties_alone() -> None:
-    schema = {"type": "object", "patternProperties": {"^(a+)+$": {}}, "additionalProperties": False}
-    assert validate_content(schema, {"aaaa!": 1}) == [
-        "the form has a field the requested schema does not allow"
-    ]
-    assert validate_content({**schema, "properties": {"k": {}}}, {"k": 1}) == []
+@pytest.mark.parametrize("meta", [5, [], {"x": 1}, "https://example.com/my-dialect"])
+def test_the_dialect_is_an_annotation(meta: object) -> None:
+    schema = {"$schema": meta, "type": "object", "properties": {"n": {"type": "integer"}}}
+    assert validate_content(schema, {"n": "x"}) == ["'n' must be an integer"]
 
 
-@pytest.mark.parametrize("meta", [5, [], {"x": 1}])
-def test_a_schema_whose_dialect_is_not_a_string_is_a_value_error(meta: object) -> None:
-    with pytest.raises(ValueError, match="not a valid JSON Schema"):
-        validate_content({"$schema": meta, "type": "object"}, {})
-
-
-def test_problems_below_a_field_name_the_field_and_the_part() -> None:
+def test_a_nested_object_is_refused_naming_the_property() -> None:
     schema = {
         "type": "object",
         "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
     }
-    assert validate_content(schema, {"a": {"b": 5}}) == ["'a' (its part 'b') must be a string"]
+    assert "property 'a': a nested object" in _outside(schema, {"a": {"b": 5}})
 
 
-def test_a_problem_with_the_whole_form_says_so() -> None:
-    assert validate_content({"type": "object", "minProperties": 2}, {"a": 1}) == [
-        "the form does not fit the requested schema (minProperties)"
-    ]
+def test_a_keyword_outside_the_subset_is_refused_naming_it() -> None:
+    assert "'minProperties' is outside" in _outside({"type": "object", "minProperties": 2}, {"a": 1})
 
 
 @pytest.mark.parametrize(
@@ -154,14 +149,20 @@ def test_non_finite_numbers_do_not_fit(value: float) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_bridge_sends_cancel_for_a_schema_that_cannot_be_applied(
+async def test_the_bridge_cancels_a_form_outside_the_subset_without_asking(
     http_hits: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
 ) -> None:
     base, hits = http_hits
-    callback = elicitation_callback(lambda request: Answer(request.id, True, {"a": "x"}))
+    asked: list[Request] = []
+
+    def accept(request: Request) -> Answer:
+        asked.append(request)
+        return Answer(request.id, True, {"a": "x"})
+
+    callback = elicitation_callback(accept)
     for schema in (
         {"type": "object", "properties": {"a": {"$ref": base + "/s.json"}}},
-        {"$schema": 5, "type": "object", "properties": {"a": {"type": "string"}}},
+        {"type": "object", "properties": {"a": {"type": "string"}}, "not": {}},
         {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}},
     ):
         params = ElicitRequestFormParams(message="m", requested_schema=schema)
@@ -169,7 +170,17 @@ async def test_the_bridge_sends_cancel_for_a_schema_that_cannot_be_applied(
             result = await callback(None, params)  # type: ignore[arg-type]
         assert result.model_dump(exclude_none=True) == {"action": "cancel"}
     assert hits == []
-    assert "cannot be applied" in caplog.text or "not a valid JSON Schema" in caplog.text
+    assert asked == []
+    assert caplog.text.count("cancel sent without asking") == 3
+
+
+@pytest.mark.anyio
+async def test_without_validation_a_form_outside_the_subset_still_reaches_the_resolver() -> None:
+    callback = elicitation_callback(lambda request: Answer(request.id, True, {"a": "x"}), validate=False)
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "not": {}}
+    params = ElicitRequestFormParams(message="m", requested_schema=schema)
+    result = await callback(None, params)  # type: ignore[arg-type]
+    assert result.model_dump(exclude_none=True) == {"action": "accept", "content": {"a": "x"}}
 
 
 @pytest.mark.anyio
@@ -187,16 +198,3 @@ def test_a_timeout_past_the_calendar_is_refused_up_front(timeout: float) -> None
 
     with pytest.raises(ValueError, match="after the year 9999"):
         elicitation_callback(accept, timeout=timeout)
-
-
-def test_an_unknown_dialect_falls_back_to_the_latest_draft_without_a_warning() -> None:
-    import warnings
-
-    schema = {
-        "$schema": "https://example.com/my-dialect",
-        "type": "object",
-        "properties": {"n": {"type": "integer"}},
-    }
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert validate_content(schema, {"n": "x"}) == ["'n' must be an integer"]

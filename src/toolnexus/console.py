@@ -24,21 +24,20 @@ import os
 import re
 import sys
 import threading
-import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from ._sensitive import sensitive_fields
+from ._util import escape_text as _clean
 from ._wire import Answer, Request
+from .forms import FORMATS, Field, Form, FormError, read_form
 
 __all__ = ["ConsoleResolver", "url_warnings"]
 
 _YES_NO = {"y": "y", "yes": "y", "n": "n", "no": "n"}
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
 _FALSE = frozenset({"n", "no", "false", "f", "0", "off"})
-_ASKABLE_TYPES = frozenset({"string", "number", "integer", "boolean"})
-_CHOICE_KEYS = ("enum", "oneOf", "anyOf")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 # What browsers strip around a URL and remove inside it (WHATWG URL standard).
 _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
@@ -52,21 +51,6 @@ class _DeclinedError(Exception):
 
 class _CancelledError(Exception):
     """The user cancelled (``:cancel``, end of input, Ctrl-C, too many wrong answers)."""
-
-
-def _clean(text: str, *, lines: bool = False) -> str:
-    """Server text made safe to print: control characters (terminal escapes) shown escaped.
-
-    Line breaks and tabs are kept only with ``lines`` (a prompt or a description); in a
-    one-line item (a name, a value, a URL, a warning) they could fake the next line.
-    """
-    out = []
-    for ch in text:
-        if (lines and ch in "\n\t") or unicodedata.category(ch) not in ("Cc", "Cf"):
-            out.append(ch)
-        else:
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-    return "".join(out)
 
 
 def _is_local(host: str) -> bool:
@@ -204,122 +188,89 @@ def _fmt_number(value: object) -> str:
     return str(value)
 
 
-def _options(prop: Mapping[str, Any]) -> list[tuple[Any, str | None]]:
-    """The choices of a single select: ``(value, title or None)`` in order."""
-    enum = prop.get("enum")
-    if isinstance(enum, list):
-        names = prop.get("enumNames")
-        if isinstance(names, list) and len(names) == len(enum):
-            return [(v, str(n)) for v, n in zip(enum, names, strict=True)]
-        return [(v, None) for v in enum]
-    for key in ("oneOf", "anyOf"):
-        branches = prop.get(key)
-        if isinstance(branches, list):
-            out: list[tuple[Any, str | None]] = []
-            for branch in branches:
-                if isinstance(branch, Mapping) and "const" in branch:
-                    title = branch.get("title")
-                    out.append((branch["const"], str(title) if title is not None else None))
-            return out
-    return []
-
-
-def _multi_options(prop: Mapping[str, Any]) -> list[tuple[Any, str | None]] | None:
-    """The choices of a multi-select (``type: array``), or ``None`` when it is not one."""
-    if prop.get("type") != "array":
+def _ordinal(text: str, count: int) -> int | None:
+    """``text`` as a 1-based choice number when it is one in ASCII digits (``²`` is not),
+    else ``None``; ``0`` when it is a number but not of a choice."""
+    if not (text.isascii() and text.isdigit()):
         return None
-    items = prop.get("items")
-    return _options(items) if isinstance(items, Mapping) else []
+    if len(text) > 6:
+        return 0
+    number = int(text)
+    return number if 1 <= number <= count else 0
 
 
-def _askable(prop: object) -> bool:
-    """Whether the console can ask for this property: a string, number, integer or boolean,
-    a single-select or a multi-select (of choices or of free text)."""
-    if not isinstance(prop, Mapping):
-        return False
-    multi = _multi_options(prop)
-    if multi is not None:
-        items = prop.get("items")
-        if not isinstance(items, Mapping):
-            return False
-        if any(key in items for key in _CHOICE_KEYS):
-            return bool(multi)
-        return items.get("type") == "string"
-    if any(key in prop for key in _CHOICE_KEYS):
-        return bool(_options(prop))
-    kind = prop.get("type", "string")  # no type: free text
-    return isinstance(kind, str) and kind in _ASKABLE_TYPES
-
-
-def _out_of_range(text: str, prop: Mapping[str, Any]) -> str | None:
+def _out_of_range(text: str, spec: Field) -> str | None:
     """A hint when a choice is picked by a number that is not one of the choices."""
-    multi = _multi_options(prop)
-    options = multi if multi is not None else _options(prop)
-    if not options:
+    if not spec.choices:
         return None
-    parts = [p.strip() for p in text.split(",")] if multi is not None else [text]
-    count = len(options)
+    parts = [p.strip() for p in text.split(",")] if spec.type == "choices" else [text]
+    count = len(spec.choices)
     for part in parts:
-        if not part.isdigit() or 1 <= int(part) <= count:
+        if _ordinal(part, count) != 0:
             continue
-        if not any(str(value) == part or title == part for value, title in options):
+        if not any(_show(c.value) == part or c.title == part for c in spec.choices):
             return f"choose {'1' if count == 1 else f'1 to {count}'} or a value"
     return None
 
 
-def _pick(text: str, options: list[tuple[Any, str | None]]) -> Any:
+def _pick(text: str, spec: Field) -> Any:
     """One choice by value, by 1-based number, or by value or title ignoring case.
 
-    Returns ``text`` itself when nothing matches, for the validator to reject.
+    Returns ``text`` itself when nothing matches, for the field's check to reject.
     """
-    for value, _ in options:
-        if str(value) == text:
-            return value
-    if text.isdigit() and 1 <= int(text) <= len(options):
-        return options[int(text) - 1][0]
+    choices = spec.choices
+    for choice in choices:
+        if _show(choice.value) == text:
+            return choice.value
+    number = _ordinal(text, len(choices))
+    if number:
+        return choices[number - 1].value
     folded = text.casefold()
-    hits = [v for v, title in options if str(v).casefold() == folded or (title or "").casefold() == folded]
+    hits = [c.value for c in choices if _show(c.value).casefold() == folded or c.title.casefold() == folded]
     return hits[0] if len(hits) == 1 else text
 
 
-def _parse(text: str, prop: Mapping[str, Any]) -> Any:
+def _parse(text: str, spec: Field) -> Any:
     """The typed value for what the user typed; the text itself when it does not parse,
-    so that [`validate_content`][toolnexus.mcp.validate_content] reports the problem in its words."""
-    multi = _multi_options(prop)
-    if multi is not None:
+    so that [`Field.problems`][toolnexus.forms.Field.problems] reports the problem in its words."""
+    if spec.type == "choices":
         picked: list[Any] = []
         for part in text.split(","):
             if part.strip():
-                value = _pick(part.strip(), multi)
+                value = _pick(part.strip(), spec)
                 if not any(type(v) is type(value) and v == value for v in picked):
                     picked.append(value)  # a repeated pick counts once
         return picked if picked else _EMPTY
-    options = _options(prop)
-    if options:
-        return _pick(text, options)
-    kind = prop.get("type")
-    if kind == "boolean":
+    if spec.type == "choice":
+        return _pick(text, spec)
+    if spec.type == "boolean":
         folded = text.casefold()
         if folded in _TRUE:
             return True
         if folded in _FALSE:
             return False
         return text
-    if kind in ("integer", "number"):
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            number = float(text)
-        except ValueError:
-            return text
-        if not math.isfinite(number):
-            return text
-        if kind == "integer" and number.is_integer():
-            return int(number)
-        return number
+    if spec.type in ("integer", "number"):
+        return _parse_number(text, integer=spec.type == "integer")
     return text
+
+
+def _parse_number(text: str, *, integer: bool) -> Any:
+    if not text.isascii():  # int() and float() read other scripts' digits: not what was shown
+        return text
+    try:
+        return int(text)
+    except ValueError:  # not an integer, or more digits than Python converts
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if not math.isfinite(number):
+        return text
+    if integer and number.is_integer():
+        return int(number)
+    return number
 
 
 class ConsoleResolver:
@@ -596,15 +547,11 @@ class ConsoleResolver:
     # --- form mode -----------------------------------------------------------------------
 
     def _form(self, request: Request) -> dict[str, Any]:
-        schema, problem = _form_schema(request.data)
+        form, problem = _read_form(request.data)
         if problem is not None:
             self._warn(f"this form cannot be answered at a terminal: {problem}")
             raise _CancelledError
-        raw_props = schema.get("properties")
-        props: Mapping[str, Any] = raw_props if isinstance(raw_props, Mapping) else {}
-        raw_required = schema.get("required")
-        required = set(raw_required) if isinstance(raw_required, list) else set()
-        secret_names = sensitive_fields(schema)
+        secret_names = sensitive_fields(form)
         secrets = set(secret_names)
         if secrets:
             names = ", ".join(repr(name) for name in secret_names)
@@ -619,24 +566,26 @@ class ConsoleResolver:
         while True:
             current = values
             values = {}
-            for name, spec in props.items():
+            for spec in form.fields:
                 # Editing, Enter keeps what was answered (an empty field stays empty).
-                default = current.get(name) if editing else spec.get("default")
-                value = self._field(name, spec, name in required, default, secret=name in secrets)
+                if editing:
+                    default, has_default = current.get(spec.name), spec.name in current
+                else:
+                    default, has_default = spec.default, spec.has_default and spec.default is not None
+                value = self._field(spec, default if has_default else None, secret=spec.name in secrets)
                 if value is not _EMPTY:
-                    values[name] = value
+                    values[spec.name] = value
             self._say("Review:")
-            if not props:
+            if not form.fields:
                 self._say("  (no fields)")
-            for name, spec in props.items():
-                label = _clean(str(spec.get("title") or name))
-                if name not in values:
+            for spec in form.fields:
+                if spec.name not in values:
                     shown = "(empty)"
-                elif name in secrets:
+                elif spec.name in secrets:
                     shown = "***"
                 else:
-                    shown = _clean(_show(values[name]))
-                self._say(f"  {label}: {shown}")
+                    shown = _clean(_show(values[spec.name]))
+                self._say(f"  {_clean(spec.label)}: {shown}")
             choice = self._choose(
                 "Send? [Y/n/e] ",
                 {**_YES_NO, "e": "e", "edit": "e"},
@@ -650,49 +599,42 @@ class ConsoleResolver:
             editing = True
             self._say("Edit: Enter keeps the value in brackets; :clear empties an optional field.")
 
-    def _field(
-        self, name: str, prop: Mapping[str, Any], required: bool, default: Any, *, secret: bool
-    ) -> Any:
-        from ._schema import validate_content
-
+    def _field(self, spec: Field, default: Any, *, secret: bool) -> Any:
+        """Ask one field until its answer fits; ``default`` (``None``: none) is what Enter takes."""
+        name = spec.name
         self._say()
-        title = prop.get("title")
-        heading = _clean(str(title)) if title else _clean(name)
-        if title and title != name:
+        heading = _clean(spec.label)
+        if spec.title and spec.title != name:
             heading += f" ({_clean(name)})"
         self._say(self._style(heading, "1"))
-        description = prop.get("description")
-        if isinstance(description, str) and description:
-            self._say(f"  {_clean(description, lines=True)}")
-        self._say(f"  {_describe(prop)}{'' if required else ' · optional'}")
-        boolean = prop.get("type") == "boolean"
+        if spec.description:
+            self._say(f"  {_clean(spec.description, lines=True)}")
+        self._say(f"  {_describe(spec)}{'' if spec.required else ' · optional'}")
         has_default = default is not None
-        sub_schema: dict[str, Any] = {"type": "object", "properties": {name: dict(prop)}}
-        if required:
-            sub_schema["required"] = [name]
         for _ in range(self.attempts):
-            hint = _default_hint(default if has_default else None, boolean=boolean, secret=secret)
+            hint = _default_hint(
+                default if has_default else None, boolean=spec.type == "boolean", secret=secret
+            )
             text = self._read(f"{_clean(name)}{hint}: ", secret=secret)
             if text == ":clear":
-                if required:
+                if spec.required:
                     self._warn(f"{name!r} is required: it cannot be left empty")
                     continue
                 return _EMPTY
             if not text:
-                if not has_default and not required:
+                if not has_default and not spec.required:
                     return _EMPTY
                 value = default if has_default else _EMPTY
             else:
-                wrong = _wrong_words(text, prop)
+                wrong = _wrong_words(text, spec)
                 if wrong is not None:
                     self._warn(wrong)
                     continue
-                value = _parse(text, prop)
-            content = {} if value is _EMPTY else {name: value}
-            try:
-                problems = validate_content(sub_schema, content)
-            except ValueError:
-                problems = []  # the server's schema is not one a validator takes: trust the answer
+                value = _parse(text, spec)
+            if value is _EMPTY:
+                problems = [f"{name!r} is required"] if spec.required else []
+            else:
+                problems = spec.problems(value)
             if not problems:
                 return value
             for problem in problems:
@@ -700,40 +642,25 @@ class ConsoleResolver:
             if not text and has_default:
                 # The server's own default does not fit its schema: Enter no longer takes it.
                 has_default = False
-                rest = "" if required else ", or press Enter to leave the field empty"
+                rest = "" if spec.required else ", or press Enter to leave the field empty"
                 self._warn(f"the default does not fit: type a value{rest}")
         raise self._too_many()
 
 
-def _form_schema(data: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], str | None]:
-    """The form's schema, and why the console cannot ask it (``None`` when it can).
+def _read_form(data: Mapping[str, Any] | None) -> tuple[Form, str | None]:
+    """The form, and why the console cannot ask it (``None`` when it can).
 
-    No data at all is a form without fields. A schema that is not an object of properties
-    the console can ask (a string, a number, a boolean, a choice) cannot be answered here:
-    asking would lead to questions without a valid answer, or to an empty accept.
+    No data at all is a form without fields. A schema that [`read_form`][toolnexus.forms.read_form]
+    refuses cannot be answered here: asking would lead to questions without a valid answer.
     """
     if not data:
-        return {}, None
-    schema = data.get("schema")
-    if not isinstance(schema, Mapping):
-        return {}, "the request carries no schema of fields"
-    if schema.get("type", "object") != "object":
-        return {}, "its schema is not an object of fields"
-    props = schema.get("properties", {})
-    if not isinstance(props, Mapping):
-        return {}, "its schema's properties are not a set of fields"
-    unaskable = [str(name) for name, prop in props.items() if not _askable(prop)]
-    if unaskable:
-        names = ", ".join(repr(name) for name in unaskable)
-        return (
-            {},
-            f"{names} {'is' if len(unaskable) == 1 else 'are'} not a text, number, yes/no or choice field",
-        )
-    required = schema.get("required")
-    missing = [str(n) for n in required if n not in props] if isinstance(required, list) else []
-    if missing:
-        return {}, f"it requires {', '.join(repr(n) for n in missing)}, which it does not describe"
-    return schema, None
+        return Form(), None
+    if "schema" not in data:
+        return Form(), "the request carries no schema of fields"
+    try:
+        return read_form(data["schema"]), None
+    except FormError as err:
+        return Form(), str(err)
 
 
 def _default_hint(default: Any, *, boolean: bool, secret: bool) -> str:
@@ -747,12 +674,12 @@ def _default_hint(default: Any, *, boolean: bool, secret: bool) -> str:
     return f" [{'***' if secret else _clean(_show(default))}]"
 
 
-def _wrong_words(text: str, prop: Mapping[str, Any]) -> str | None:
-    """The console's own hint for an answer in the wrong words, before the schema is asked:
+def _wrong_words(text: str, spec: Field) -> str | None:
+    """The console's own hint for an answer in the wrong words, before the field is checked:
     a yes/no answered otherwise, a choice picked by a number that is not offered."""
-    if prop.get("type") == "boolean" and not _options(prop) and not isinstance(_parse(text, prop), bool):
+    if spec.type == "boolean" and not isinstance(_parse(text, spec), bool):
         return "answer y or n"
-    return _out_of_range(text, prop)
+    return _out_of_range(text, spec)
 
 
 class _Empty:
@@ -785,37 +712,36 @@ def _bounds(low: object, high: object, unit: str = "") -> str:
     return ""
 
 
-def _choices_text(options: list[tuple[Any, str | None]]) -> str:
+def _choices_text(spec: Field) -> str:
     shown = []
-    for i, (value, title) in enumerate(options, 1):
-        label = _clean(str(value))
-        if title and title != str(value):
-            label += f" ({_clean(title)})"
+    for i, choice in enumerate(spec.choices, 1):
+        value = _show(choice.value)
+        label = _clean(value)
+        if choice.title != value:
+            label += f" ({_clean(choice.title)})"
         shown.append(f"{i}) {label}")
     return "  ".join(shown)
 
 
-def _describe(prop: Mapping[str, Any]) -> str:
+def _describe(spec: Field) -> str:
     """The type and bounds of a field, in words."""
-    multi = _multi_options(prop)
-    if multi is not None:
-        count = _bounds(prop.get("minItems"), prop.get("maxItems")).replace(" of ", " ")
-        if not multi:
-            return f"a list of{count.replace(' from ', ' ')} texts (comma-separated)"
-        return f"choose{count or ' any'} of: {_choices_text(multi)} (comma-separated values or numbers)"
-    options = _options(prop)
-    if options:
-        return f"one of: {_choices_text(options)} (value or number)"
-    kind = prop.get("type")
-    if kind == "boolean":
+    if spec.type == "choices":
+        count = _bounds(spec.min_items, spec.max_items).replace(" of ", " ")
+        return f"choose{count or ' any'} of: {_choices_text(spec)} (comma-separated values or numbers)"
+    if spec.type == "choice":
+        return f"one of: {_choices_text(spec)} (value or number)"
+    if spec.type == "boolean":
         return "yes or no"
-    if kind == "integer":
-        return "a whole number" + _bounds(prop.get("minimum"), prop.get("maximum"))
-    if kind == "number":
-        return "a number" + _bounds(prop.get("minimum"), prop.get("maximum"))
-    from ._schema import FORMAT_WORDS
-
-    fmt = prop.get("format")
-    text = FORMAT_WORDS.get(fmt, "text") if isinstance(fmt, str) else "text"
-    length = _bounds(prop.get("minLength"), prop.get("maxLength"), " characters")
+    if spec.type in ("integer", "number"):
+        words = "a whole number" if spec.type == "integer" else "a number"
+        text = words + _bounds(spec.minimum, spec.maximum)
+        if spec.exclusive_minimum or spec.exclusive_maximum:
+            text += " (bounds excluded)" if spec.exclusive_minimum and spec.exclusive_maximum else ""
+            if spec.exclusive_minimum != spec.exclusive_maximum:
+                text += (
+                    " (the lower bound excluded)" if spec.exclusive_minimum else " (the upper bound excluded)"
+                )
+        return text
+    text = FORMATS[spec.format] if spec.format is not None else "text"
+    length = _bounds(spec.min_length, spec.max_length, " characters")
     return text + (f", length{length.replace(' of ', ' ')}" if length else "")

@@ -357,9 +357,9 @@ _REFUSED = frozenset(
 )
 _NULL_TYPE = "null"
 _TYPE_WORDS: dict[str, str] = {
-    "string": "text",
+    "string": "a string",
     "number": "a number",
-    "integer": "a whole number",
+    "integer": "an integer",
     "boolean": "true or false",
     "choice": "one of the choices",
     "choices": "a list of choices",

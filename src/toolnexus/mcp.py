@@ -4,7 +4,9 @@
   behaviour of the JS reference.
 - ``new_request_id`` makes the ids those requests carry.
 - ``elicitation_callback`` wires a host's one resolver into the SDK's client.
-- ``validate_content`` checks a form's answers against the requested schema.
+- ``result_for`` makes the ``ElicitResult`` for an answer as the callback does (defaults,
+  validation); ``validate_content`` checks a form's answers against the requested schema,
+  read by the form model, ``toolnexus.forms``.
 - ``sensitive_fields`` spots the fields of a form that look like they ask for a secret.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
@@ -13,18 +15,20 @@ transports.
 
 from __future__ import annotations
 
-from ._callback import WaitFor, elicitation_callback
+from ._callback import AnswerProblemError, WaitFor, elicitation_callback, result_for
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._sensitive import sensitive_fields
 from .forms import validate_content
 
 __all__ = [
+    "AnswerProblemError",
     "ElicitationParams",
     "WaitFor",
     "answer_to_elicit_result",
     "elicitation_callback",
     "elicitation_to_request",
     "new_request_id",
+    "result_for",
     "sensitive_fields",
     "validate_content",
 ]
