@@ -146,3 +146,17 @@ def test_a_malformed_answer_mapping_has_every_other_key_masked_too() -> None:
     logged = records[1]["answer"]
     assert logged == {"id": "elc-1", "ok": True, "content": {"password": "***"}, "note": "***"}
     assert "hunter" not in json.dumps(records)
+
+
+def test_server_text_that_could_rewrite_a_terminal_is_escaped_and_reads_back() -> None:
+    hostile = "Deploy?\x1b[2J\x1b]0;pwned\x07\u202e\x85\u2028"
+    schema = {"type": "object", "properties": {hostile: {"type": "string", "enum": [hostile]}}}
+    lines: list[str] = []
+    logged = log_traffic(lambda request: Answer(request.id, False, None, "declined"), lines.append)
+    logged(Request("r-1", "input", hostile, data={"schema": schema}))
+
+    for line in lines:
+        assert line.isprintable(), line
+    request = json.loads(lines[0])["request"]
+    assert request["prompt"] == hostile
+    assert request["data"]["schema"] == schema

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeAlias, TypeVar, overload
 
-from ._util import is_async_callable, utc_timestamp
+from ._util import UNSAFE_CATEGORIES, is_async_callable, utc_timestamp
 from ._wire import Answer, Request
 
 __all__ = ["MASK", "TRAFFIC_LOGGER", "log_traffic"]
@@ -60,6 +61,17 @@ def _answer_wire(answer: object, values: bool) -> dict[str, Any] | None:
     return wire
 
 
+def _escaped(line: str) -> str:
+    """A JSON line with every character that could rewrite a terminal or a log viewer
+    (C0 and C1 controls, DEL, bidi and other format characters, line separators) written as
+    a JSON ``\\u`` escape: the line reads back as the same JSON, and shows as what it is."""
+    if line.isprintable():
+        return line
+    return "".join(
+        json.dumps(ch)[1:-1] if unicodedata.category(ch) in UNSAFE_CATEGORIES else ch for ch in line
+    )
+
+
 class _Writer:
     """Writes one JSON object per line to a logger or a callable."""
 
@@ -67,7 +79,7 @@ class _Writer:
         self._sink: Sink = logging.getLogger(TRAFFIC_LOGGER) if sink is None else sink
 
     def __call__(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=repr, separators=(",", ":"))
+        line = _escaped(json.dumps(record, ensure_ascii=False, default=repr, separators=(",", ":")))
         sink = self._sink
         if isinstance(sink, logging.Logger):
             sink.info("%s", line)

@@ -6,12 +6,12 @@ import datetime as _dt
 import inspect
 import unicodedata
 
-__all__ = ["escape_text", "is_async_callable", "utc_timestamp"]
+__all__ = ["UNSAFE_CATEGORIES", "escape_text", "is_async_callable", "utc_timestamp"]
 
 # Control characters (terminal escapes), format characters (bidi overrides, zero-width
 # marks) and the Unicode line and paragraph separators: what a server's text may use to
 # rewrite, reorder or hide what a terminal or a log viewer shows.
-_UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp"))
+UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp"))
 
 
 def escape_text(text: str, *, lines: bool = False) -> str:
@@ -26,7 +26,7 @@ def escape_text(text: str, *, lines: bool = False) -> str:
         return text
     out = []
     for ch in text:
-        if (lines and ch in "\n\t") or unicodedata.category(ch) not in _UNSAFE_CATEGORIES:
+        if (lines and ch in "\n\t") or unicodedata.category(ch) not in UNSAFE_CATEGORIES:
             out.append(ch)
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
