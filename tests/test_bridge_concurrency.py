@@ -187,4 +187,4 @@ async def test_elicitations_on_several_sessions_resolve_independently(target: Ta
     assert everyone.is_set(), "the sessions' elicitations were not outstanding at the same time"
     for session in sessions:
         assert outcomes[session]["action"] == "accept"
-        assert outcomes[session]["content"] == {**PROFILE, "name": session}
+        assert outcomes[session]["content"] == {**PROFILE, "name": session, "newsletter": False}

@@ -814,3 +814,51 @@ def test_end_of_input_from_a_script_cancels_and_goes_on() -> None:
     assert not resolver.quit_requested
     assert resolver(auth("https://example.com/")).reason == "cancelled"  # asked, then end of input
     assert out.getvalue().count("asks ──") == 2
+
+
+# --- forms read through the form model ---------------------------------------------------
+
+
+def test_digits_int_cannot_read_are_a_re_ask_not_a_traceback() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "pick": {"type": "string", "enum": ["a", "b"]},
+            "n": {"type": "integer"},
+        },
+        "required": ["pick", "n"],
+    }
+    # '²' is a digit to str.isdigit() but not to int(); 5,000 digits are past int()'s limit.
+    answer, text = ask(form(schema), "²\n2\n" + "9" * 5000 + "\n٣\n7\n\n")
+    assert answer.data == {"pick": "b", "n": 7}
+    assert "'pick' must be one of: a, b" in text
+    assert text.count("'n' must be an integer") == 2
+
+
+def test_a_400_digit_integer_is_a_problem_not_an_overflow() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number", "maximum": 5}}, "required": ["n"]}
+    answer, text = ask(form(schema), "9" * 400 + "\n3\n\n")
+    assert answer.data == {"n": 3}
+    assert "'n' must be a number a 64-bit float can hold" in text
+
+
+def test_enum_names_titles_are_shown_and_picked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"size": {"type": "string", "enum": ["s", "l"], "enumNames": ["Small", "Large"]}},
+    }
+    answer, text = ask(form(schema), "large\n\n")
+    assert answer.data == {"size": "l"}
+    assert "1) s (Small)  2) l (Large)" in text
+
+
+def test_a_nullable_field_of_an_mcp1_server_is_asked_as_optional() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "nick": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Nick"}
+        },
+    }
+    answer, text = ask(form(schema), "\n\n")
+    assert answer == Answer("req-1", True, {})
+    assert "text · optional" in text

@@ -279,22 +279,23 @@ class ConsoleResolver:
     A plain (blocking) callable: give it to [`elicitation_callback`][toolnexus.mcp.elicitation_callback],
     which runs it in a worker thread, or call it yourself.
 
-    - ``kind="input"`` (an MCP form): each property of ``data["schema"]`` is asked in the
-      schema's order, with its title, description, type, bounds and default. Enter takes
+    - ``kind="input"`` (an MCP form): the schema in ``data["schema"]`` is read with
+      [`read_form`][toolnexus.forms.read_form], and each field is asked in the schema's
+      order, with its title, description, type, bounds and default. Enter takes
       the default, checked like a typed answer (one that does not fit is refused, and
       Enter no longer takes it); an optional field with no default stays empty, and
       ``:clear`` empties an optional field. Enums are answered by value or 1-based number,
       booleans with y/n, multi-selects with comma-separated values or numbers (a repeated
       pick counts once). Each answer is checked with
-      [`validate_content`][toolnexus.mcp.validate_content] and asked again when wrong, at most
+      [`Field.problems`][toolnexus.forms.Field.problems] and asked again when wrong, at most
       ``attempts`` times, then the request is cancelled. A review of all values follows:
       ``Send? [Y/n/e]``: Enter or ``y`` sends, ``n`` declines, ``e`` asks the form again
       with the current answers as defaults. A form that seems to ask for a secret (see
       [`sensitive_fields`][toolnexus.mcp.sensitive_fields]) is preceded by a warning and
       ``Continue anyway? [y/N]``; such a field is then read without echo at a terminal
-      and shown as ``***``. A form the console cannot ask (a field that is not text, a
-      number, yes/no or a choice; a schema that is not an object of fields) is cancelled
-      with a warning before any question.
+      and shown as ``***``. A form that ``read_form`` refuses (outside the elicitation
+      subset: a nested object, a free-text list, a remote ``$ref``, ...) is cancelled with
+      a warning that says why, before any question.
     - ``kind="authorization"`` (an MCP URL): the full URL and, on its own line, the host a
       browser will visit (highlighted when there is colour), the warnings of
       [`url_warnings`][toolnexus.console.url_warnings], then

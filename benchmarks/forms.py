@@ -1,0 +1,197 @@
+"""Reading and checking forms: toolnexus.forms against a general-purpose JSON Schema evaluator.
+
+From the repository root, with the project's environment::
+
+    .venv/bin/python benchmarks/forms.py            # prints a Markdown table
+    .venv/bin/python benchmarks/forms.py --quick    # fewer repeats
+
+Three measurements, each in one process and one run:
+
+1. Growth: ``read_form`` and ``Form.problems`` on forms of 10 to 1,000 fields, and on a
+   single-select of 10 to 1,000 choices; time per field (or choice) should stay flat.
+2. The common case against jsonschema, the path toolnexus used before the form model:
+   a realistic five-field form, read and checked once per answer (``read_form`` +
+   ``problems``), against jsonschema's ``Draft202012Validator`` with its format checker,
+   (a) compiled once and reused, the best jsonschema can do, and (b) with ``check_schema``
+   each time, as for a new server schema.
+3. The attacks: ``read_form`` + ``problems`` on each hostile schema of
+   ``tests/test_form_attacks.py``, against jsonschema checking the same answer in a child
+   process stopped after ``--cap`` seconds (a stalled or crashed child is reported as such).
+
+jsonschema is installed with the SDK (``mcp`` depends on it); toolnexus no longer uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from toolnexus.forms import FormError, read_form  # noqa: E402
+
+REALISTIC = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "minLength": 1, "maxLength": 80},
+        "email": {"type": "string", "format": "email"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "plan": {
+            "type": "string",
+            "oneOf": [{"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro"}],
+        },
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "maxItems": 2},
+    },
+    "required": ["name", "email"],
+}
+REALISTIC_ANSWER = {"name": "Ada", "email": "ada@example.com", "age": 36, "plan": "pro", "tags": ["a"]}
+
+
+def best_per_call(fn: Callable[[], object], *, rounds: int, target: float = 0.02) -> float:
+    """Best of ``rounds`` samples of about ``target`` seconds each, in seconds per call."""
+    fn()
+    loops = 1
+    while True:
+        started = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        spent = time.perf_counter() - started
+        if spent >= target / 4 or loops > 1 << 20:
+            break
+        loops *= 2
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        samples.append((time.perf_counter() - started) / loops)
+    return min(samples)
+
+
+def ours(schema: Any, answer: dict[str, Any]) -> Callable[[], object]:
+    def run() -> object:
+        try:
+            return read_form(schema).problems(answer)
+        except FormError:
+            return None
+
+    return run
+
+
+def growth(rounds: int) -> list[tuple[str, int, float]]:
+    rows = []
+    for n in (10, 100, 1000):
+        schema = {
+            "type": "object",
+            "properties": {f"f{i}": {"type": "string", "maxLength": 20} for i in range(n)},
+        }
+        answer = {f"f{i}": "x" for i in range(n)}
+        rows.append(("fields", n, best_per_call(ours(schema, answer), rounds=rounds)))
+    for n in (10, 100, 1000):
+        schema = {
+            "type": "object",
+            "properties": {"c": {"type": "string", "enum": [f"v{i}" for i in range(n)]}},
+        }
+        rows.append(("choices", n, best_per_call(ours(schema, {"c": f"v{n - 1}"}), rounds=rounds)))
+    return rows
+
+
+def jsonschema_once(schema: dict[str, Any]) -> Callable[[dict[str, Any]], list[Any]]:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    validator = Draft202012Validator(schema, format_checker=FormatChecker())
+    return lambda answer: list(validator.iter_errors(answer))
+
+
+def jsonschema_fresh(schema: dict[str, Any], answer: dict[str, Any]) -> list[Any]:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    Draft202012Validator.check_schema(schema)
+    return list(Draft202012Validator(schema, format_checker=FormatChecker()).iter_errors(answer))
+
+
+def _child(schema: dict[str, Any], answer: dict[str, Any], out: Any) -> None:
+    started = time.perf_counter()
+    try:
+        jsonschema_fresh(schema, answer)
+        out.send(("done", time.perf_counter() - started))
+    except RecursionError:
+        out.send(("RecursionError", time.perf_counter() - started))
+    except Exception as err:
+        out.send((type(err).__name__, time.perf_counter() - started))
+
+
+def jsonschema_capped(schema: dict[str, Any], answer: dict[str, Any], cap: float) -> str:
+    here, there = multiprocessing.Pipe(duplex=False)
+    child = multiprocessing.get_context("fork").Process(target=_child, args=(schema, answer, there))
+    child.start()
+    child.join(cap)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return f"still running at {cap:g} s (stopped)"
+    if child.exitcode != 0 or not here.poll():
+        return f"crashed (exit code {child.exitcode})"
+    outcome, seconds = here.recv()
+    return f"{seconds * 1000:,.1f} ms" + ("" if outcome == "done" else f" ({outcome})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--cap", type=float, default=10.0, help="seconds a jsonschema attack child may run")
+    args = parser.parse_args(argv)
+    rounds = 5 if args.quick else 15
+
+    print("## Growth: read_form + problems\n")
+    print("| form | size | per call | per field or choice |")
+    print("| --- | ---: | ---: | ---: |")
+    for kind, n, seconds in growth(rounds):
+        print(f"| {kind} | {n:,} | {seconds * 1e6:,.1f} µs | {seconds * 1e9 / n:,.0f} ns |")
+
+    print("\n## A realistic five-field form, one answer\n")
+    ours_s = best_per_call(ours(REALISTIC, REALISTIC_ANSWER), rounds=rounds)
+    check = jsonschema_once(REALISTIC)
+    once_s = best_per_call(lambda: check(REALISTIC_ANSWER), rounds=rounds)
+    fresh_s = best_per_call(lambda: jsonschema_fresh(REALISTIC, REALISTIC_ANSWER), rounds=rounds)
+    print("| path | per answer | ratio to read_form + problems |")
+    print("| --- | ---: | ---: |")
+    print(f"| read_form + problems (no cache) | {ours_s * 1e6:,.1f} µs | 1.00 |")
+    print(f"| jsonschema, validator compiled once | {once_s * 1e6:,.1f} µs | {once_s / ours_s:.2f} |")
+    print(
+        f"| jsonschema, check_schema + compile each time | {fresh_s * 1e6:,.1f} µs | {fresh_s / ours_s:.2f} |"
+    )
+
+    from test_form_attacks import ATTACKS, _deep
+
+    attacks = {name: (schema, answer) for name, (schema, answer, _) in ATTACKS.items()}
+    attacks["nesting-10000"] = (_deep(10_000), {"x": "y"})
+    print(f"\n## The attacks (jsonschema in a child process, stopped at {args.cap:g} s)\n")
+    print("| attack | read_form + problems | outcome | jsonschema |")
+    print("| --- | ---: | --- | --- |")
+    for name, (schema, answer) in attacks.items():
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            try:
+                read_form(schema).problems(answer)
+                outcome = "a form"
+            except FormError:
+                outcome = "FormError"
+            times.append(time.perf_counter() - started)
+        theirs = jsonschema_capped(schema, answer, args.cap)
+        print(f"| {name} | {statistics.median(times) * 1000:,.2f} ms | {outcome} | {theirs} |")
+
+
+if __name__ == "__main__":
+    main()
