@@ -45,6 +45,7 @@ def _deep(levels: int) -> dict[str, Any]:
 
 
 CHOICES = [f"c{i}" for i in range(30_000)]
+LONG_KEY = "a" * 24 + "!"  # 25 characters that ^(a+)+$ fails on, after backtracking 2**24 ways
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[8m\u202e"
 
 # name: (schema, what the resolver answers when asked, the action the server must get in the
@@ -56,15 +57,16 @@ ATTACKS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, str]]] = {
     "pattern-properties-long-key": (
         {
             "type": "object",
-            "properties": {"a" * 25: {"type": "string"}},
-            "patternProperties": {"^(a|aa)+$": {"type": "string"}},
+            "properties": {LONG_KEY: {"type": "string"}},
+            "patternProperties": {"^(a+)+$": {"type": "string"}},
             "unevaluatedProperties": False,
         },
-        {"a" * 25: "x"},
+        {LONG_KEY: "x"},
         ("cancel", "accept"),
     ),
-    "ref-any-of-fan-out-18": (_ref_fan_out(18), {"x": "y"}, ("cancel", "cancel")),
-    "ref-any-of-fan-out-40": (_ref_fan_out(40), {"x": "y"}, ("cancel", "cancel")),
+    # An answer that fits no branch makes an evaluator try both at every level: 2**levels.
+    "ref-any-of-fan-out-18": (_ref_fan_out(18), {"x": 5}, ("cancel", "cancel")),
+    "ref-any-of-fan-out-40": (_ref_fan_out(40), {"x": 5}, ("cancel", "cancel")),
     "unused-defs-100000": (
         {
             "type": "object",
@@ -81,7 +83,7 @@ ATTACKS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, str]]] = {
                 "m": {"type": "array", "items": {"type": "string", "enum": CHOICES}, "default": CHOICES}
             },
         },
-        {},
+        {"m": CHOICES},  # the default, as a client that fills it in would send it
         ("cancel", "cancel"),
     ),
     "properties-100000": (

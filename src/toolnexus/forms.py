@@ -45,6 +45,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from ._util import escape_text
@@ -151,11 +152,15 @@ class Field:
     """``maxItems`` of a multi-select."""
     unique_items: bool = False
     """``uniqueItems`` of a multi-select: a choice may not be picked twice."""
-    _keys: frozenset[tuple[str, Scalar]] = field(default=frozenset(), init=False, repr=False, compare=False)
+    _keys: Mapping[tuple[str, Scalar], Choice] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        # The choices as a set, so that checking an answer is linear, however many there are.
-        object.__setattr__(self, "_keys", frozenset(_choice_key(c.value) for c in self.choices))
+        # The choices by value, so that checking an answer is linear, however many there are.
+        if self.choices:
+            keys = {_choice_key(c.value): c for c in self.choices}
+            object.__setattr__(self, "_keys", MappingProxyType(keys))
 
     @property
     def label(self) -> str:
@@ -166,9 +171,7 @@ class Field:
         """The choice whose value is ``value`` (``"1"`` is not ``1``, ``True`` is not ``1``),
         or ``None``."""
         key = _choice_key(value)
-        if key is None or key not in self._keys:
-            return None
-        return next(c for c in self.choices if _choice_key(c.value) == key)
+        return None if key is None else self._keys.get(key)
 
     def problems(self, value: object) -> list[str]:
         """What is wrong with ``value`` as this field's answer; ``[]`` when it fits.
@@ -356,6 +359,7 @@ _REFUSED = frozenset(
     }
 )
 _NULL_TYPE = "null"
+_PLAIN = frozenset(("$ref", "allOf", "anyOf", "oneOf"))
 _TYPE_WORDS: dict[str, str] = {
     "string": "a string",
     "number": "a number",
@@ -468,6 +472,8 @@ def _unwrap(prop: Mapping[str, Any], where: str, defs: _Defs) -> tuple[Mapping[s
     """The property with a ``$ref``, a one-branch ``allOf`` and a nullable union taken
     apart: the plain schema underneath, and whether ``null`` is allowed. At most one
     ``$ref`` is followed, and the result is never unwrapped again: nothing recurses."""
+    if _PLAIN.isdisjoint(prop) and not isinstance(prop.get("type"), list):
+        return prop, False  # the common case: nothing to take apart
     refs = 0
 
     def deref(node: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -537,64 +543,50 @@ def _read_field(name: str, prop: object, required: bool, defs: _Defs) -> Field:
     _refuse_keywords(node, where)
     if "properties" in node or node.get("type") == "object":
         raise FormError(f"{where}: a nested object ('properties') is not a field of a form")
-    texts = (_text_of(node, "title", where), _text_of(node, "description", where))
     kind = node.get("type")
+    facts: dict[str, Any]
     if kind == "array":
-        return _read_multi(name, node, where, required, nullable, defs, texts)
-    choices = _read_choices(node, where, multi=False)
-    if choices is not None:
+        field_type: FieldType = "choices"
+        facts = _read_multi(node, where, defs)
+    elif (choices := _read_choices(node, where, multi=False)) is not None:
         if kind is not None and kind not in ("string", "number", "integer", "boolean"):
             raise FormError(f"{where}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        return _with_default(
-            node,
-            where,
-            Field(
-                name,
-                "choice",
-                required,
-                title=texts[0],
-                description=texts[1],
-                nullable=nullable,
-                choices=choices,
-            ),
-        )
-    if kind == "string":
-        fmt = node.get("format")
-        pattern = node.get("pattern")
+        field_type, facts = "choice", {"choices": choices}
+    elif kind == "string":
+        fmt, pattern = node.get("format"), node.get("pattern")
         if pattern is not None and not isinstance(pattern, str):
             raise FormError(f"{where}: 'pattern' must be a string, not {_json_type(pattern)}")
-        spec = Field(
-            name,
-            "string",
-            required,
-            title=texts[0],
-            description=texts[1],
-            nullable=nullable,
-            min_length=_count(node, "minLength", where),
-            max_length=_count(node, "maxLength", where),
-            format=fmt if isinstance(fmt, str) and fmt in FORMATS else None,
-            pattern=pattern,
-        )
-    elif kind in ("number", "integer"):
-        spec = _read_number(name, node, where, kind, required, nullable, texts)
+        field_type = "string"
+        facts = {
+            "min_length": _count(node, "minLength", where),
+            "max_length": _count(node, "maxLength", where),
+            "format": fmt if isinstance(fmt, str) and fmt in FORMATS else None,
+            "pattern": pattern,
+        }
+    elif kind == "number" or kind == "integer":
+        field_type, facts = kind, _read_bounds(node, where)
     elif kind == "boolean":
-        spec = Field(name, "boolean", required, title=texts[0], description=texts[1], nullable=nullable)
+        field_type, facts = "boolean", {}
     elif kind is None:
         raise FormError(f"{where} has no 'type' and no choices: it does not say what it asks for")
     else:
         raise FormError(f"{where}: 'type' {_json_type(kind, show=True)} is not a field of a form")
-    return _with_default(node, where, spec)
+    default, has_default = _default(node, where, field_type, nullable)
+    return Field(
+        name,
+        field_type,
+        required,
+        title=_text_of(node, "title", where),
+        description=_text_of(node, "description", where),
+        default=default,
+        has_default=has_default,
+        nullable=nullable,
+        **facts,
+    )
 
 
-def _read_number(
-    name: str,
-    node: Mapping[str, Any],
-    where: str,
-    kind: Literal["number", "integer"],
-    required: bool,
-    nullable: bool,
-    texts: tuple[str | None, str | None],
-) -> Field:
+def _read_bounds(node: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A number's bounds: ``minimum``/``maximum`` and either form of ``exclusive*``."""
     low, high = _bound(node, "minimum", where), _bound(node, "maximum", where)
     exclusive_low = exclusive_high = False
     for key in ("exclusiveMinimum", "exclusiveMaximum"):
@@ -602,39 +594,27 @@ def _read_number(
         if value is None or value is False:
             continue
         if value is True:  # draft 4: a flag on minimum/maximum
-            exclusive_low, exclusive_high = (
-                (True, exclusive_high) if key == "exclusiveMinimum" else (exclusive_low, True)
-            )
+            if key == "exclusiveMinimum":
+                exclusive_low = True
+            else:
+                exclusive_high = True
             continue
         bound = _bound(node, key, where)
+        assert bound is not None
         if key == "exclusiveMinimum":
-            if low is None or bound >= low:  # type: ignore[operator]
+            if low is None or bound >= low:
                 low, exclusive_low = bound, True
-        elif high is None or bound <= high:  # type: ignore[operator]
+        elif high is None or bound <= high:
             high, exclusive_high = bound, True
-    return Field(
-        name,
-        kind,
-        required,
-        title=texts[0],
-        description=texts[1],
-        nullable=nullable,
-        minimum=low,
-        maximum=high,
-        exclusive_minimum=exclusive_low and low is not None,
-        exclusive_maximum=exclusive_high and high is not None,
-    )
+    return {
+        "minimum": low,
+        "maximum": high,
+        "exclusive_minimum": exclusive_low and low is not None,
+        "exclusive_maximum": exclusive_high and high is not None,
+    }
 
 
-def _read_multi(
-    name: str,
-    node: Mapping[str, Any],
-    where: str,
-    required: bool,
-    nullable: bool,
-    defs: _Defs,
-    texts: tuple[str | None, str | None],
-) -> Field:
+def _read_multi(node: Mapping[str, Any], where: str, defs: _Defs) -> dict[str, Any]:
     items = node.get("items")
     if not isinstance(items, Mapping):
         raise FormError(f"{where}: an array's 'items' must be a schema object, not {_json_type(items)}")
@@ -651,19 +631,12 @@ def _read_multi(
     unique = node.get("uniqueItems", False)
     if not isinstance(unique, bool):
         raise FormError(f"{where}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
-    spec = Field(
-        name,
-        "choices",
-        required,
-        title=texts[0],
-        description=texts[1],
-        nullable=nullable,
-        choices=choices,
-        min_items=_count(node, "minItems", where),
-        max_items=_count(node, "maxItems", where),
-        unique_items=unique,
-    )
-    return _with_default(node, where, spec)
+    return {
+        "choices": choices,
+        "min_items": _count(node, "minItems", where),
+        "max_items": _count(node, "maxItems", where),
+        "unique_items": unique,
+    }
 
 
 def _read_choices(node: Mapping[str, Any], where: str, *, multi: bool) -> tuple[Choice, ...] | None:
@@ -732,21 +705,16 @@ def _enum_entries(node: Mapping[str, Any], where: str) -> list[tuple[object, obj
     return [(value, title) for value, title in zip(values, titles, strict=True) if value is not None]
 
 
-def _with_default(node: Mapping[str, Any], where: str, spec: Field) -> Field:
-    """``spec`` with the schema's ``default``, checked to be of the field's JSON type."""
+def _default(node: Mapping[str, Any], where: str, kind: FieldType, nullable: bool) -> tuple[Any, bool]:
+    """The schema's ``default`` and whether there is one, checked to be of the field's JSON type."""
     if "default" not in node:
-        return spec
+        return None, False
     default = node["default"]
     if default is None:
-        if not spec.nullable:
-            return spec  # "= None" in the server's model: no default, not a null one
-        return _replace(spec, default=None, has_default=True)
-    kind = spec.type
+        return None, nullable  # on a field that is not nullable, "= None" in a model: no default
     if not _default_fits(kind, default):
         raise FormError(f"{where}: 'default' must be {_TYPE_WORDS[kind]}, not {_json_type(default)}")
-    if kind == "choices":
-        default = list(default)
-    return _replace(spec, default=default, has_default=True)
+    return (list(default) if kind == "choices" else default), True
 
 
 def _default_fits(kind: FieldType, value: object) -> bool:
@@ -762,13 +730,9 @@ def _default_fits(kind: FieldType, value: object) -> bool:
     return isinstance(value, list) and len(value) <= MAX_CHOICES and all(isinstance(i, str) for i in value)
 
 
-def _replace(spec: Field, **changes: Any) -> Field:
-    from dataclasses import replace
-
-    return replace(spec, **changes)
-
-
 def _refuse_keywords(node: Mapping[str, Any], where: str) -> None:
+    if _REFUSED.isdisjoint(node):
+        return
     for key in node:
         if key in _REFUSED:
             raise FormError(f"{where}: the keyword {_quote(str(key))} is outside the elicitation subset")
