@@ -1,0 +1,69 @@
+"""A real server on the MCP 1.x SDK (``mcp<2``), answered at the console through the bridge.
+
+Such a server writes every optional field as ``anyOf: [T, {type: null}]``; before the form
+model the console refused the whole form and sent cancel. The server runs over stdio in a
+virtual environment of its own, made on first use with ``pip install "mcp<2"`` and reused by
+later runs and other clones on the machine: ``$TOOLNEXUS_MCP1_VENV``, by default
+``~/.cache/toolnexus-tests/mcp1-venv``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from toolnexus import elicitation_callback
+from toolnexus.console import ConsoleResolver
+
+MCP1_VENV = Path(
+    os.environ.get("TOOLNEXUS_MCP1_VENV") or Path.home() / ".cache" / "toolnexus-tests" / "mcp1-venv"
+)
+SERVER = Path(__file__).resolve().parent / "servers" / "mcp1_server.py"
+
+
+@pytest.fixture(scope="session")
+def mcp1_python() -> Path:
+    python = MCP1_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import mcp.server.fastmcp"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    venv.create(MCP1_VENV, with_pip=True)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "mcp>=1.20,<2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if install.returncode != 0:
+        pytest.skip(f"mcp<2 could not be installed: {install.stderr.strip().splitlines()[-1:]}")
+    return python
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_mcp1_form_with_optional_fields_is_answered_at_the_console(
+    mcp1_python: Path, mode: str
+) -> None:
+    out = io.StringIO()
+    # email; nickname left empty; age; newsletter left at its default (no); send at the review.
+    console = ConsoleResolver(
+        "mcp1", stdin=io.StringIO("ada@example.com\n\n36\n\n\n"), stdout=out, colour=False
+    )
+    server = StdioServerParameters(command=str(mcp1_python), args=[str(SERVER)])
+    async with Client(server, elicitation_callback=elicitation_callback(console), mode=mode) as client:
+        result = await client.call_tool("contact", {})
+    received = json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+    content = {"email": "ada@example.com", "nickname": None, "age": 36, "newsletter": False}
+    assert received == {"action": "accept", "content": content}
+    transcript = out.getvalue()
+    assert "Nickname (nickname)" in transcript
+    assert "a whole number of at least 0 · optional" in transcript
+    assert "cannot be answered" not in transcript
