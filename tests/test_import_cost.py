@@ -1,4 +1,5 @@
-"""Importing toolnexus loads the SDK's wire types, never its transport stack or jsonschema."""
+"""Importing toolnexus loads the SDK's wire types, never its transport stack, jsonschema or
+FastMCP (only ``toolnexus.fastmcp`` imports FastMCP)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ import sys
 
 import pytest
 
-HEAVY = ["mcp.client", "mcp.server", "mcp.shared", "starlette", "uvicorn", "httpx2", "jsonschema", "anyio"]
+HEAVY = [
+    "mcp.client",
+    "mcp.server",
+    "mcp.shared",
+    "starlette",
+    "uvicorn",
+    "httpx2",
+    "jsonschema",
+    "anyio",
+    "fastmcp",
+    "pydantic_ai",
+]
 
 PROBE = """
 import json, sys

@@ -1,0 +1,351 @@
+"""``toolnexus.fastmcp.elicitation_handler`` with the real libraries: FastMCP's ``Client`` over
+stdio and streamable HTTP in both protocol eras, a pydantic-ai ``Agent`` whose ``MCPToolset``
+calls an eliciting tool, ``ConsoleResolver`` at a pseudo-terminal, and the import guard.
+
+The server is the project's own (``servers.elicit_server``); its journal shows what it received.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+from fastmcp import Client as FastMCPClient
+from fastmcp.client.elicitation import create_elicitation_callback
+from fastmcp.client.transports import StdioTransport
+from mcp.client.session import ClientRequestContext
+from mcp_types import ElicitRequestFormParams, ElicitResult, ErrorData, TextContent
+
+from servers.harness import ERA_VERSIONS, Era, tag_of
+from toolnexus import Answer, Request
+from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, elicitation_handler
+
+TESTS_DIR = Path(__file__).resolve().parent
+PROFILE = {"name": "Ada", "age": 36, "email": "ada@example.com"}
+_MODES: dict[Era, Any] = {"legacy": "legacy", "2026": "auto"}
+
+
+def _text(result: Any) -> str:
+    content = result.content
+    assert len(content) == 1
+    assert isinstance(content[0], TextContent)
+    text: str = content[0].text
+    return text
+
+
+async def _call(client: FastMCPClient[Any], tool: str, tag: str) -> dict[str, Any]:
+    outcome = json.loads(_text(await client.call_tool(tool, {"tag": tag})))
+    assert isinstance(outcome, dict)
+    return outcome
+
+
+class Scripted:
+    """A resolver whose answer depends on the word the tool call was tagged with."""
+
+    def __init__(self, secret: str) -> None:
+        self.secret = secret
+        self.seen: list[Request] = []
+
+    async def __call__(self, request: Request) -> Answer:
+        self.seen.append(request)
+        how = tag_of(request).split("-")[0]
+        if how == "accept":
+            return Answer(request.id, True, dict(PROFILE))
+        if how == "visit":  # URL mode: data is never sent as content
+            return Answer(request.id, True, {"note": self.secret})
+        if how == "decline":
+            return Answer(request.id, False, reason="declined")
+        if how == "cancel":
+            return Answer(request.id, False, reason="cancelled")
+        if how == "raise":
+            raise RuntimeError(f"resolver failed: {self.secret}")
+        if how == "slow":
+            await anyio.sleep(60)  # cancelled by the handler's timeout
+        raise AssertionError(f"unexpected tag in {request.prompt!r}")
+
+
+# (tool, tag word, what the server must report); legacy-only tools are added per era.
+CASES = [
+    ("form", "accept", "accept"),
+    ("form", "decline", "decline"),
+    ("form", "cancel", "cancel"),
+    ("form", "raise", "cancel"),
+    ("form", "slow", "cancel"),
+    ("url", "visit", "accept"),
+    ("url", "decline", "decline"),
+]
+LEGACY_CASES = [("form_elicit", "accept", "accept"), ("url_elicit", "visit", "accept")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "2026"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_fastmcp_client_in_both_eras(transport: str, era: Era, request: pytest.FixtureRequest) -> None:
+    secret = f"secret-{uuid.uuid4().hex}"
+    wait_for = Scripted(secret)
+    target: Any
+    if transport == "stdio":
+        target = StdioTransport(
+            sys.executable, ["-m", "servers.elicit_server", "stdio"], cwd=str(TESTS_DIR), keep_alive=False
+        )
+    else:
+        target = request.getfixturevalue("http_server_url")
+    cases = CASES + (LEGACY_CASES if era == "legacy" else [])
+    outcomes: dict[str, dict[str, Any]] = {}
+    handler = elicitation_handler(wait_for, timeout=0.5)
+    async with FastMCPClient(target, elicitation_handler=handler, mode=_MODES[era]) as client:
+        assert client.protocol_version == ERA_VERSIONS[era]
+
+        async def run(tool: str, tag: str) -> None:
+            outcomes[tag] = await _call(client, tool, tag)
+
+        async with anyio.create_task_group() as group:  # all at once: the timeout is waited once
+            for tool, word, _ in cases:
+                group.start_soon(run, tool, f"{word}-{tool}-{uuid.uuid4().hex[:8]}")
+        journal = _text(await client.call_tool("journal_dump", {}))
+
+    for tool, word, expected in cases:
+        (outcome,) = [o for tag, o in outcomes.items() if tag.startswith(f"{word}-{tool}-")]
+        assert outcome["era"] == ERA_VERSIONS[era]
+        assert outcome["tool"] == tool
+        assert outcome["action"] == expected, (tool, word, outcome)
+        if tool.startswith("form") and expected == "accept":
+            assert outcome["content"] == PROFILE
+        else:
+            assert outcome["content"] is None  # URL accept: no content, whatever data held
+    # Each tool call asked once or more (a 2026 retry may ask again), and only as asked.
+    assert {tag_of(r).split("-")[0] for r in wait_for.seen} == {word for _, word, _ in cases}
+    assert secret not in journal  # neither the exception's text nor the URL answer's data
+    assert "resolver failed" not in journal
+
+
+def _form_params(schema: dict[str, Any]) -> ElicitRequestFormParams:
+    return ElicitRequestFormParams(message="Code?", requested_schema=schema)
+
+
+PATTERN_SCHEMA = {
+    "type": "object",
+    "properties": {"code": {"type": "string", "pattern": "^[a-z]+$"}},
+    "required": ["code"],
+}
+
+
+async def _fastmcp_checks_content(params: ElicitRequestFormParams, content: dict[str, Any]) -> bool:
+    """Whether the installed FastMCP, handed an accepted ``content`` that does not fit, sends the
+    server an error quoting it (4.2 does; 4.1 passes the answer on for the server to judge)."""
+
+    async def bare(message: str, response_type: Any, params: Any, context: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content=content)
+
+    sent = await create_elicitation_callback(bare)(cast(ClientRequestContext, None), params)
+    if isinstance(sent, ErrorData):
+        assert str(next(iter(content.values()))) in sent.message
+        return True
+    assert sent.action == "accept"
+    return False
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("validate", [True, False])
+async def test_what_fastmcp_would_reject_is_cancelled_first(validate: bool) -> None:
+    # toolnexus's own validation leaves `pattern` alone; FastMCP 4.2 checks it and would send
+    # the server its error text, which quotes the value. Through FastMCP's real wrapping:
+    secret = "SECRET-123"
+
+    def answer(request: Request) -> Answer:
+        return Answer(request.id, True, {"code": secret})
+
+    def fits(request: Request) -> Answer:
+        return Answer(request.id, True, {"code": "abc"})
+
+    context = cast(ClientRequestContext, None)  # passed through opaquely by both layers
+    params = _form_params(PATTERN_SCHEMA)
+    fastmcp_checks = await _fastmcp_checks_content(params, {"code": secret})
+    assert fastmcp_checks is _FASTMCP_CHECKS_CONTENT  # the version gate matches what FastMCP does
+    result = await create_elicitation_callback(elicitation_handler(answer, validate=validate))(
+        context, params
+    )
+    assert isinstance(result, ElicitResult)  # never FastMCP's ErrorData
+    if fastmcp_checks:
+        assert result == ElicitResult(action="cancel")
+    else:
+        assert result == ElicitResult(action="accept", content={"code": secret})
+    fine = await create_elicitation_callback(elicitation_handler(fits, validate=validate))(context, params)
+    assert fine == ElicitResult(action="accept", content={"code": "abc"})
+
+
+def test_bad_arguments_are_refused_by_name() -> None:
+    def fine(request: Request) -> Answer:
+        return Answer(request.id, False)
+
+    with pytest.raises(TypeError, match="apply_defaults"):
+        elicitation_handler(fine, apply_defaults="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="wait_for"):
+        elicitation_handler(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="timeout"):
+        elicitation_handler(fine, timeout=-1)
+    with pytest.raises(TypeError, match="validate"):
+        elicitation_handler(fine, validate=1)  # type: ignore[arg-type]
+
+
+# --- pydantic-ai --------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ["legacy", "2026"])
+async def test_pydantic_ai_agent_tool_call_gets_the_resolvers_answer(era: Era, http_server_url: str) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    tag = f"agent-{uuid.uuid4().hex[:8]}"
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        # First turn: call the MCP tool; second: hand back what it returned.
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    return ModelResponse(parts=[TextPart(str(part.content))])
+        assert "form" in [tool.name for tool in info.function_tools]
+        return ModelResponse(parts=[ToolCallPart("form", {"tag": tag})])
+
+    asked: list[Request] = []
+
+    def wait_for(request: Request) -> Answer:  # a plain function: run in a worker thread
+        asked.append(request)
+        return Answer(request.id, True, {**PROFILE, "newsletter": True})
+
+    handler = elicitation_handler(wait_for)
+    if era == "legacy":  # the era is a Client setting, so the toolset takes a built Client
+        toolset: MCPToolset[None] = MCPToolset(
+            FastMCPClient(http_server_url, elicitation_handler=handler, mode="legacy")
+        )
+    else:
+        toolset = MCPToolset(http_server_url, elicitation_handler=handler)
+    agent = Agent(FunctionModel(model), toolsets=[toolset])
+    with _pydantic_ai_modern_session_warning(era):
+        result = await agent.run("Fill in my profile")
+    outcome = json.loads(result.output)
+    assert outcome == {
+        "era": ERA_VERSIONS[era],
+        "tool": "form",
+        "action": "accept",
+        "content": {**PROFILE, "newsletter": True},
+    }
+    assert asked
+    assert [(r.kind, tag_of(r)) for r in asked] == [("input", tag)] * len(asked)
+
+
+@contextmanager
+def _pydantic_ai_modern_session_warning(era: Era) -> Iterator[None]:
+    """pydantic-ai warns that the handler "will never be called" on a 2026-07-28 session,
+    though the elicitations embedded in an ``InputRequiredResult`` do reach it."""
+    if era == "legacy":
+        yield
+        return
+    with pytest.warns(UserWarning, match="will never be called"):
+        yield
+
+
+# --- the import guard ---------------------------------------------------------------------
+
+BLOCKED_IMPORT = """
+import importlib, json, sys
+
+class Block:
+    def __init__(self, prefix):
+        self.prefix = prefix
+    def find_spec(self, name, path=None, target=None):
+        if name == self.prefix or name.startswith(self.prefix + "."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+import toolnexus, toolnexus.mcp  # neither needs FastMCP (test_import_cost: nor loads it)
+out = {}
+for prefix in ("fastmcp", "fastmcp.client"):
+    for name in [m for m in sys.modules if m == "fastmcp" or m.startswith(("fastmcp.", "toolnexus.fastmcp"))]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, Block(prefix))
+    try:
+        importlib.import_module("toolnexus.fastmcp")
+        out[prefix] = None
+    except ImportError as err:
+        out[prefix] = [type(err).__name__, str(err)]
+    sys.meta_path.pop(0)
+importlib.import_module("toolnexus.fastmcp")  # unblocked: it does load FastMCP
+out["loaded"] = "fastmcp" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def test_without_fastmcp_the_import_error_names_the_extra() -> None:
+    proc = subprocess.run([sys.executable, "-c", BLOCKED_IMPORT], capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout)
+    assert out["loaded"]
+    kind, message = out["fastmcp"]
+    assert kind == "ImportError"
+    assert "\n" not in message
+    assert "pip install 'toolnexus[fastmcp]'" in message
+    # A FastMCP that is there but broken is not reported as missing.
+    if out["fastmcp.client"] is not None:  # FastMCP's own __init__ imports its client
+        assert out["fastmcp.client"] == ["ModuleNotFoundError", "No module named 'fastmcp.client'"]
+
+
+# --- ConsoleResolver through FastMCP, at a terminal ---------------------------------------
+
+AT_A_TERMINAL = """
+import asyncio, sys
+sys.path.insert(0, {tests!r})
+from fastmcp import Client
+from servers.elicit_server import build_server
+from toolnexus.console import ConsoleResolver
+from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, elicitation_handler
+
+async def main():
+    server, _ = build_server()
+    handler = elicitation_handler(ConsoleResolver("elicit-server"))
+    async with Client(server, elicitation_handler=handler) as client:
+        result = await client.call_tool("form", {{"tag": "pty"}})
+        print("Result:", result.content[0].text)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path) -> None:
+    import os
+
+    from test_cli_terminal import ANSI, Terminal
+
+    env = dict(os.environ, TERM="dumb")
+    term = Terminal([sys.executable, "-c", AT_A_TERMINAL.format(tests=str(TESTS_DIR))], env, tmp_path)
+    try:
+        term.wait_for("name: ")
+        term.type(b"Ada\r")
+        term.wait_for("age: ")
+        term.type(b"36\r")
+        term.wait_for("email: ")
+        term.type(b"ada@example.com\r")
+        term.wait_for("newsletter")
+        term.type(b"y\r")
+        term.wait_for("Send? [Y/n/e] ")
+        term.type(b"\r")
+        term.wait_for("Result: ")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    assert "elicit-server" in screen  # which server asks
+    result = json.loads(screen.split("Result: ", 1)[1].strip())
+    assert result["action"] == "accept"
+    assert result["content"] == {**PROFILE, "newsletter": True}
