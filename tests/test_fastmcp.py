@@ -59,6 +59,8 @@ class Scripted:
         how = tag_of(request).split("-")[0]
         if how == "accept":
             return Answer(request.id, True, dict(PROFILE))
+        if how == "partial":  # email missing: the form's validation refuses it
+            return Answer(request.id, True, {"name": "Ada", "age": 36, "note": self.secret})
         if how == "visit":  # URL mode: data is never sent as content
             return Answer(request.id, True, {"note": self.secret})
         if how == "decline":
@@ -75,6 +77,7 @@ class Scripted:
 # (tool, tag word, what the server must report); legacy-only tools are added per era.
 CASES = [
     ("form", "accept", "accept"),
+    ("form", "partial", "cancel"),
     ("form", "decline", "decline"),
     ("form", "cancel", "cancel"),
     ("form", "raise", "cancel"),
@@ -117,13 +120,13 @@ async def test_fastmcp_client_in_both_eras(transport: str, era: Era, request: py
         assert outcome["era"] == ERA_VERSIONS[era]
         assert outcome["tool"] == tool
         assert outcome["action"] == expected, (tool, word, outcome)
-        if tool.startswith("form") and expected == "accept":
-            assert outcome["content"] == PROFILE
+        if tool.startswith("form") and expected == "accept":  # newsletter: the form's default
+            assert outcome["content"] == {**PROFILE, "newsletter": False}
         else:
             assert outcome["content"] is None  # URL accept: no content, whatever data held
     # Each tool call asked once or more (a 2026 retry may ask again), and only as asked.
     assert {tag_of(r).split("-")[0] for r in wait_for.seen} == {word for _, word, _ in cases}
-    assert secret not in journal  # neither the exception's text nor the URL answer's data
+    assert secret not in journal  # not the exception's text, the URL answer's data, a refused answer
     assert "resolver failed" not in journal
 
 
@@ -180,6 +183,26 @@ async def test_what_fastmcp_would_reject_is_cancelled_first(validate: bool) -> N
         assert result == ElicitResult(action="accept", content={"code": secret})
     fine = await create_elicitation_callback(elicitation_handler(fits, validate=validate))(context, params)
     assert fine == ElicitResult(action="accept", content={"code": "abc"})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("apply_defaults", [True, False])
+async def test_apply_defaults_is_passed_through(apply_defaults: bool) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"env": {"type": "string"}, "replicas": {"type": "integer", "default": 1}},
+        "required": ["env"],
+    }
+
+    def answer(request: Request) -> Answer:
+        return Answer(request.id, True, {"env": "staging"})
+
+    handler = elicitation_handler(answer, apply_defaults=apply_defaults)
+    result = await create_elicitation_callback(handler)(
+        cast(ClientRequestContext, None), _form_params(schema)
+    )
+    expected: dict[str, Any] = {"env": "staging", "replicas": 1} if apply_defaults else {"env": "staging"}
+    assert result == ElicitResult(action="accept", content=expected)
 
 
 def test_bad_arguments_are_refused_by_name() -> None:

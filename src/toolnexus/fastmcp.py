@@ -84,19 +84,17 @@ def elicitation_handler(
     Args:
         wait_for: the resolver, as for [`elicitation_callback`][toolnexus.mcp.elicitation_callback].
         timeout: seconds the resolver may take; the server gets ``cancel`` when they are up.
-        validate: check accepted form content against the ``requestedSchema``.
-        apply_defaults: fill in the defaults of the fields an accepted answer leaves out.
+        validate: check accepted form content against the form; a form outside the
+            elicitation subset is cancelled without asking.
+        apply_defaults: give an accepted form answer the schema's ``default`` for each field
+            it leaves out, as the spec (SEP-1034) has a client do.
 
-    Raises ``TypeError``/``ValueError`` for arguments
-    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] refuses, or an
-    ``apply_defaults`` that is not a bool.
+    Raises ``TypeError``/``ValueError`` for the arguments
+    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] refuses.
     """
-    if not isinstance(apply_defaults, bool):
-        raise TypeError(
-            f"elicitation_handler: apply_defaults must be a bool, not {type(apply_defaults).__name__}"
-        )
-    # TODO(apply_defaults): pass apply_defaults through once elicitation_callback takes it.
-    callback = elicitation_callback(wait_for, timeout=timeout, validate=validate)
+    callback = elicitation_callback(
+        wait_for, timeout=timeout, validate=validate, apply_defaults=apply_defaults
+    )
 
     async def handle(
         message: str, response_type: Any, params: ElicitRequestParams, context: Any
