@@ -26,7 +26,7 @@ from mcp_types import ElicitRequestFormParams, ElicitResult, ErrorData, TextCont
 
 from servers.harness import ERA_VERSIONS, Era, tag_of
 from toolnexus import Answer, Request
-from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, elicitation_handler
+from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, _fastmcp_checks_content, elicitation_handler
 
 TESTS_DIR = Path(__file__).resolve().parent
 PROFILE = {"name": "Ada", "age": 36, "email": "ada@example.com"}
@@ -141,7 +141,7 @@ PATTERN_SCHEMA = {
 }
 
 
-async def _fastmcp_checks_content(params: ElicitRequestFormParams, content: dict[str, Any]) -> bool:
+async def _installed_fastmcp_checks(params: ElicitRequestFormParams, content: dict[str, Any]) -> bool:
     """Whether the installed FastMCP, handed an accepted ``content`` that does not fit, sends the
     server an error quoting it (4.2 does; 4.1 passes the answer on for the server to judge)."""
 
@@ -171,7 +171,7 @@ async def test_what_fastmcp_would_reject_is_cancelled_first(validate: bool) -> N
 
     context = cast(ClientRequestContext, None)  # passed through opaquely by both layers
     params = _form_params(PATTERN_SCHEMA)
-    fastmcp_checks = await _fastmcp_checks_content(params, {"code": secret})
+    fastmcp_checks = await _installed_fastmcp_checks(params, {"code": secret})
     assert fastmcp_checks is _FASTMCP_CHECKS_CONTENT  # the version gate matches what FastMCP does
     result = await create_elicitation_callback(elicitation_handler(answer, validate=validate))(
         context, params
@@ -203,6 +203,13 @@ async def test_apply_defaults_is_passed_through(apply_defaults: bool) -> None:
     )
     expected: dict[str, Any] = {"env": "staging", "replicas": 1} if apply_defaults else {"env": "staging"}
     assert result == ElicitResult(action="accept", content=expected)
+
+
+@pytest.mark.parametrize(
+    ("version", "checks"), [("4.1.8", False), ("4.2.0", True), ("4.10.0rc1", True), ("5.0", True), ("", True)]
+)
+def test_which_fastmcp_versions_check_content(version: str, checks: bool) -> None:
+    assert _fastmcp_checks_content(version) is checks
 
 
 def test_bad_arguments_are_refused_by_name() -> None:
@@ -331,7 +338,7 @@ sys.path.insert(0, {tests!r})
 from fastmcp import Client
 from servers.elicit_server import build_server
 from toolnexus.console import ConsoleResolver
-from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, elicitation_handler
+from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, _fastmcp_checks_content, elicitation_handler
 
 async def main():
     server, _ = build_server()

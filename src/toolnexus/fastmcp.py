@@ -4,8 +4,8 @@ FastMCP's ``Client(..., elicitation_handler=...)`` and pydantic-ai's ``MCPToolse
 elicitation_handler=...)`` take a handler ``async h(message, response_type, params,
 context)``, not the SDK's ``elicitation_callback``.
 [`elicitation_handler`][toolnexus.fastmcp.elicitation_handler] makes one from a host's §10
-resolver, on top of
-[`elicitation_callback`][toolnexus.mcp.elicitation_callback], so both paths share one bridge.
+resolver, on top of [`elicitation_callback`][toolnexus.mcp.elicitation_callback], so both
+paths share one bridge.
 
 This is the only toolnexus module that imports FastMCP; install it with
 ``pip install 'toolnexus[fastmcp]'``.
@@ -40,16 +40,15 @@ response_type, params, context) -> ElicitResult``, the handler FastMCP's ``Clien
 pydantic-ai's ``MCPToolset`` take as ``elicitation_handler``."""
 
 
-def _version(text: str) -> tuple[int, int]:
-    """``(major, minor)`` of a version string such as ``4.2.3`` or ``4.3.0rc1``; ``(0, 0)`` when
-    it does not start with two numbers."""
-    match = re.match(r"(\d+)\.(\d+)", text)
-    return (int(match[1]), int(match[2])) if match else (0, 0)
+def _fastmcp_checks_content(version: str) -> bool:
+    """Whether a FastMCP of this version checks accepted form content against the schema with
+    ``jsonschema`` after the handler returns (4.2 and later), sending the server the error
+    text, which quotes the value. A version that cannot be read is taken to check."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return match is None or (int(match[1]), int(match[2])) >= (4, 2)
 
 
-_FASTMCP_CHECKS_CONTENT = _version(getattr(_fastmcp, "__version__", "")) >= (4, 2)
-"""FastMCP 4.2 and later check accepted form content against the schema with ``jsonschema``
-after the handler returns, and send the server the error text, which quotes the value."""
+_FASTMCP_CHECKS_CONTENT = _fastmcp_checks_content(str(getattr(_fastmcp, "__version__", "")))
 
 
 def elicitation_handler(
