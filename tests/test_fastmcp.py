@@ -59,7 +59,7 @@ class Scripted:
         how = tag_of(request).split("-")[0]
         if how == "accept":
             return Answer(request.id, True, dict(PROFILE))
-        if how == "partial":  # email missing: the form's validation refuses it
+        if how == "partial":  # no email, and a field the form lacks: validation refuses it
             return Answer(request.id, True, {"name": "Ada", "age": 36, "note": self.secret})
         if how == "visit":  # URL mode: data is never sent as content
             return Answer(request.id, True, {"note": self.secret})
