@@ -1,0 +1,357 @@
+"""The parked call, [`Pending`][toolnexus.durable.Pending], and the mapping of a host's answers
+onto the ``inputResponses`` that resume it. Pure: no I/O, no event loop.
+
+Imports only ``mcp_types`` (and pydantic) from the SDK's stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeAlias
+
+from mcp_types import ElicitResult, InputRequest
+from pydantic import TypeAdapter, ValidationError
+
+from ._mapping import answer_to_elicit_result
+from ._wire import Answer, Request
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "AnswerLike",
+    "Answers",
+    "Method",
+    "Pending",
+    "elicit_results",
+    "input_request",
+    "result_for",
+]
+
+FORMAT_VERSION: Final = 1
+"""The version of [`Pending.to_dict`][toolnexus.durable.Pending.to_dict]'s format, its
+``"version"`` key. [`Pending.from_dict`][toolnexus.durable.Pending.from_dict] reads this
+version and no other."""
+
+FORMAT_NAME: Final = "toolnexus.pending"
+"""The ``"format"`` key of every [`Pending.to_dict`][toolnexus.durable.Pending.to_dict]."""
+
+Method: TypeAlias = Literal["tools/call", "prompts/get", "resources/read"]
+"""The MCP methods a server may answer with ``InputRequiredResult``."""
+
+AnswerLike: TypeAlias = Answer | Mapping[str, Any]
+Answers: TypeAlias = Mapping[str, AnswerLike] | Iterable[AnswerLike]
+"""What [`resume`][toolnexus.durable.resume] takes: request id to
+[`Answer`][toolnexus.Answer] (or its wire mapping), or the answers themselves, each by its
+``id``."""
+
+_METHODS: Final = ("tools/call", "prompts/get", "resources/read")
+_TOP_KEYS: Final = frozenset(
+    (
+        "format",
+        "version",
+        "method",
+        "target",
+        "arguments",
+        "requestState",
+        "server",
+        "requests",
+        "otherInputs",
+    )
+)
+_REQUIRED_KEYS: Final = ("format", "version", "method", "target", "requests")
+_OTHER_INPUT_METHODS: Final = ("roots/list", "sampling/createMessage")
+
+_input_request_adapter: TypeAdapter[InputRequest] | None = None
+
+
+def input_request(wire: Mapping[str, Any]) -> InputRequest:
+    """The SDK's model of an input request given as its wire mapping (pydantic validates it)."""
+    global _input_request_adapter
+    if _input_request_adapter is None:
+        _input_request_adapter = TypeAdapter(InputRequest)
+    return _input_request_adapter.validate_python(wire)
+
+
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+# --- Pending -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A call parked because the server asked for input: everything needed to resume it.
+
+    Made by [`call_tool`][toolnexus.durable.call_tool] (and its siblings) and
+    [`resume`][toolnexus.durable.resume]; stored with [`to_dict`][toolnexus.durable.Pending.to_dict]
+    and read back with [`from_dict`][toolnexus.durable.Pending.from_dict]. Construction
+    checks every field and raises ``TypeError``/``ValueError`` naming the one that is wrong.
+    """
+
+    method: Method
+    """The MCP method that was parked: ``"tools/call"``, ``"prompts/get"`` or ``"resources/read"``."""
+    target: str
+    """What it was called on: the tool's or the prompt's name, or the resource's URI."""
+    arguments: dict[str, Any] | None
+    """The tool's or the prompt's arguments as sent; ``None`` for none (always for a resource)."""
+    request_state: str | None
+    """The server's ``requestState``, exactly as received, echoed byte for byte on resume."""
+    input_keys: tuple[str, ...]
+    """The server's key (its name in ``inputRequests``) of each of the
+    [`requests`][toolnexus.durable.Pending.requests], in the same order."""
+    requests: tuple[Request, ...]
+    """The questions for a human: one §10 [`Request`][toolnexus.Request] per elicitation,
+    made by [`elicitation_to_request`][toolnexus.mcp.elicitation_to_request] (ids ``elc-...``)."""
+    other_inputs: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    """Input requests of other kinds in the same round (``roots/list``,
+    ``sampling/createMessage``), by key, as wire mappings. [`resume`][toolnexus.durable.resume]
+    answers them through the client's own callbacks, as the SDK would."""
+    server: str | None = None
+    """The name the server gave itself, for display; ``None`` when it gave none."""
+
+    def __post_init__(self) -> None:
+        if self.method not in _METHODS:
+            raise ValueError(f"Pending.method must be one of {', '.join(_METHODS)}, not {self.method!r}")
+        if not isinstance(self.target, str):
+            raise TypeError(f"Pending.target must be a str, not {_type_name(self.target)}")
+        if self.arguments is not None:
+            if not isinstance(self.arguments, dict):
+                raise TypeError(f"Pending.arguments must be a dict or None, not {_type_name(self.arguments)}")
+            if self.method == "resources/read":
+                raise ValueError("Pending.arguments must be None for resources/read")
+            for key in self.arguments:
+                if not isinstance(key, str):
+                    raise TypeError(f"Pending.arguments keys must be str, not {_type_name(key)}")
+        if self.request_state is not None and not isinstance(self.request_state, str):
+            raise TypeError(
+                f"Pending.request_state must be a str or None, not {_type_name(self.request_state)}"
+            )
+        if not isinstance(self.input_keys, tuple):
+            raise TypeError(f"Pending.input_keys must be a tuple, not {_type_name(self.input_keys)}")
+        if not isinstance(self.requests, tuple):
+            raise TypeError(f"Pending.requests must be a tuple, not {_type_name(self.requests)}")
+        if not self.requests:
+            raise ValueError("Pending.requests must hold at least one Request")
+        if len(self.input_keys) != len(self.requests):
+            raise ValueError(
+                f"Pending.input_keys has {len(self.input_keys)} keys for {len(self.requests)} requests"
+            )
+        for index, key in enumerate(self.input_keys):
+            if not isinstance(key, str):
+                raise TypeError(f"Pending.input_keys[{index}] must be a str, not {_type_name(key)}")
+        for index, request in enumerate(self.requests):
+            if not isinstance(request, Request):
+                raise TypeError(f"Pending.requests[{index}] must be a Request, not {_type_name(request)}")
+        _no_repeats("Pending.input_keys", self.input_keys)
+        _no_repeats("Pending.requests ids", [request.id for request in self.requests])
+        if not isinstance(self.other_inputs, dict):
+            raise TypeError(f"Pending.other_inputs must be a dict, not {_type_name(self.other_inputs)}")
+        for key, wire in self.other_inputs.items():
+            if not isinstance(key, str):
+                raise TypeError(f"Pending.other_inputs keys must be str, not {_type_name(key)}")
+            if not isinstance(wire, dict):
+                raise TypeError(f"Pending.other_inputs[{key!r}] must be a dict, not {_type_name(wire)}")
+            if wire.get("method") not in _OTHER_INPUT_METHODS:
+                raise ValueError(
+                    f"Pending.other_inputs[{key!r}].method must be one of {', '.join(_OTHER_INPUT_METHODS)}"
+                )
+            if key in self.input_keys:
+                raise ValueError(f"Pending.other_inputs[{key!r}]: the key is also one of Pending.input_keys")
+        if self.server is not None and not isinstance(self.server, str):
+            raise TypeError(f"Pending.server must be a str or None, not {_type_name(self.server)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe mapping, with the format's name and version; absent optional fields left out.
+
+        ```json
+        {"format": "toolnexus.pending", "version": 1, "method": "tools/call",
+         "target": "deploy", "arguments": {...}, "requestState": "...", "server": "...",
+         "requests": [{"key": "<input key>", "request": {<§10 Request>}}],
+         "otherInputs": {"<input key>": {"method": "roots/list", ...}}}
+        ```
+        """
+        out: dict[str, Any] = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "method": self.method,
+            "target": self.target,
+        }
+        if self.arguments is not None:
+            out["arguments"] = self.arguments
+        if self.request_state is not None:
+            out["requestState"] = self.request_state
+        if self.server is not None:
+            out["server"] = self.server
+        out["requests"] = [
+            {"key": key, "request": request.to_dict()}
+            for key, request in zip(self.input_keys, self.requests, strict=True)
+        ]
+        if self.other_inputs:
+            out["otherInputs"] = self.other_inputs
+        return out
+
+    @classmethod
+    def from_dict(cls, mapping: Mapping[str, Any]) -> Pending:
+        """Read back what [`to_dict`][toolnexus.durable.Pending.to_dict] gave.
+
+        Anything else (another format or version, a missing or unknown key, a field of the
+        wrong type, an input request that is not one) raises ``ValueError`` naming the field.
+        """
+        if not isinstance(mapping, Mapping):
+            raise ValueError(f"Pending.from_dict expects a mapping, not {_type_name(mapping)}")
+        for name in _REQUIRED_KEYS:
+            if name not in mapping:
+                raise ValueError(f"Pending.{name} is missing")
+        for key in mapping:
+            if key not in _TOP_KEYS:
+                raise ValueError(f"Pending has no field {key!r} (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        if mapping["format"] != FORMAT_NAME:
+            raise ValueError(f"Pending.format must be {FORMAT_NAME!r}, not {mapping['format']!r}")
+        version = mapping["version"]
+        if type(version) is not int or version != FORMAT_VERSION:
+            raise ValueError(
+                f"Pending.version {version!r} is not one this toolnexus reads ({FORMAT_VERSION})"
+            )
+        raw_requests = mapping["requests"]
+        if not isinstance(raw_requests, list):
+            raise ValueError(f"Pending.requests must be a list, not {_type_name(raw_requests)}")
+        keys: list[str] = []
+        requests: list[Request] = []
+        for index, item in enumerate(raw_requests):
+            where = f"Pending.requests[{index}]"
+            if not isinstance(item, Mapping) or set(item) != {"key", "request"}:
+                raise ValueError(f"{where} must be an object with exactly the keys 'key' and 'request'")
+            keys.append(item["key"])
+            try:
+                requests.append(Request.from_dict(item["request"]))
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"{where}.request: {err}") from None
+        other_inputs = mapping.get("otherInputs", {})
+        if not isinstance(other_inputs, Mapping):
+            raise ValueError(f"Pending.otherInputs must be an object, not {_type_name(other_inputs)}")
+        for key, wire in other_inputs.items():
+            if not isinstance(wire, Mapping) or wire.get("method") not in _OTHER_INPUT_METHODS:
+                raise ValueError(
+                    f"Pending.otherInputs[{key!r}] must be a roots/list or sampling/createMessage request"
+                )
+            try:
+                input_request(wire)
+            except ValidationError:
+                raise ValueError(
+                    f"Pending.otherInputs[{key!r}] is not a valid {wire['method']} request"
+                ) from None
+        try:
+            return cls(
+                mapping["method"],
+                mapping["target"],
+                mapping.get("arguments"),
+                mapping.get("requestState"),
+                tuple(keys),
+                tuple(requests),
+                {key: dict(wire) for key, wire in other_inputs.items()},
+                mapping.get("server"),
+            )
+        except (TypeError, ValueError) as err:
+            message = str(err)
+            for attr, wire_key in (("request_state", "requestState"), ("other_inputs", "otherInputs")):
+                message = message.replace(f"Pending.{attr}", f"Pending.{wire_key}")
+            message = message.replace("Pending.input_keys", "Pending.requests keys")
+            raise ValueError(message) from None
+
+
+def _no_repeats(what: str, values: Iterable[str]) -> None:
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for value in values:
+        if value in seen:
+            repeated.append(value)
+        seen.add(value)
+    if repeated:
+        raise ValueError(f"{what} repeat: {', '.join(repr(value) for value in dict.fromkeys(repeated))}")
+
+
+def _as_answer(value: object, where: str) -> Answer:
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return Answer.from_dict(value)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: {err}") from None
+    raise TypeError(f"{where} must be an Answer or its wire mapping, not {_type_name(value)}")
+
+
+def _answers_by_id(pending: Pending, answers: Answers) -> dict[str, Answer]:
+    """Each of ``pending``'s request ids with its answer, or ``ValueError`` naming the ids
+    that have none and the ids ``pending`` does not hold."""
+    given: dict[str, Answer] = {}
+    if isinstance(answers, Mapping):
+        for key, value in answers.items():
+            if not isinstance(key, str):
+                raise TypeError(f"resume: answers keys must be request ids (str), not {_type_name(key)}")
+            given[key] = _as_answer(value, f"resume: answers[{key!r}]")
+    elif isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
+        raise TypeError(
+            f"resume: answers must map request ids to answers, or be an iterable of answers, "
+            f"not {_type_name(answers)}"
+        )
+    else:
+        for index, value in enumerate(answers):
+            answer = _as_answer(value, f"resume: answers[{index}]")
+            if answer.id in given:
+                raise ValueError(f"resume: two answers for {answer.id!r}")
+            given[answer.id] = answer
+    ids = [request.id for request in pending.requests]
+    missing = [request_id for request_id in ids if request_id not in given]
+    unknown = [request_id for request_id in given if request_id not in ids]
+    problems = []
+    if missing:
+        problems.append(f"no answer for {', '.join(missing)}")
+    if unknown:
+        problems.append(f"answers for ids the pending does not hold: {', '.join(repr(u) for u in unknown)}")
+    if problems:
+        raise ValueError(f"resume: {'; '.join(problems)}")
+    return given
+
+
+def elicit_results(pending: Pending, answers: Answers) -> dict[str, ElicitResult]:
+    """The ``inputResponses`` for ``pending``'s elicitations, keyed as the server keyed them.
+
+    Each answer is mapped as [`elicitation_callback`][toolnexus.mcp.elicitation_callback]
+    maps it (defaults laid in, accepted content validated); content that does not fit
+    raises ``ValueError`` naming the request and the fields. Nothing is sent.
+    """
+    given = _answers_by_id(pending, answers)
+    return {
+        key: result_for(request, given[request.id])
+        for key, request in zip(pending.input_keys, pending.requests, strict=True)
+    }
+
+
+def result_for(request: Request, answer: Answer) -> ElicitResult:
+    # --- the one place to switch (issue 8): when toolnexus._callback.result_for lands, this
+    # --- becomes `return result_for(request, answer, validate=True, apply_defaults=True)`.
+    from ._schema import validate_content
+
+    if answer.ok and request.kind == "authorization":
+        return ElicitResult(action="accept")  # URL mode: an accept carries no content
+    try:
+        result = answer_to_elicit_result(answer)
+    except ValueError as err:
+        raise ValueError(f"the answer to {request.id}: {err}") from None
+    schema = request.data.get("schema") if request.data is not None else None
+    if result.action != "accept" or not isinstance(schema, Mapping):
+        return result
+    content = dict(result.content or {})
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for field, prop in properties.items():
+            if field not in content and isinstance(prop, Mapping) and "default" in prop:
+                content[field] = prop["default"]
+    problems = validate_content(schema, content)
+    if problems:
+        raise ValueError(f"the answer to {request.id} does not fit the form: {'; '.join(problems)}")
+    return answer_to_elicit_result(Answer(answer.id, True, content))
