@@ -95,7 +95,9 @@ def build_server(key: bytes | None = None, name: str = "durable-server") -> tupl
         return await call_next(ctx)
 
     security = RequestStateSecurity(keys=[key]) if key is not None else None
-    server = MCPServer(name, middleware=[record], request_state_security=security)
+    server = MCPServer(name, request_state_security=security)
+    # Outermost, before the SDK's request-state boundary: the journal sees the wire form.
+    server._lowlevel_server.middleware.insert(0, record)
 
     @server.tool()
     async def profile(tag: str, answer: Annotated[ElicitationResult[Profile], Resolve(_ask_profile)]) -> str:
