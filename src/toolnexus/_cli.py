@@ -382,6 +382,10 @@ def _cmd_call(args: argparse.Namespace, stack: list[TextIO]) -> int:
             raise _CliError(EXIT_USAGE, "JSON_ARGS must be a JSON object of the tool's arguments")
         arguments = parsed
     target: Any = args.url if args.url is not None else _stdio_target(args.stdio)
+    if args.park is not None:  # durable: park instead of asking here (_cli_durable)
+        from . import _cli_durable
+
+        return _cli_durable.cmd_call_park(args, arguments, target)
     resolver, wait_for = _resolver_and_log(args, stack)
 
     async def body(client: Client) -> int:
@@ -454,6 +458,11 @@ def build_parser() -> argparse.ArgumentParser:
         "arguments", metavar="JSON_ARGS", nargs="?", help="the tool's arguments as a JSON object"
     )
     _common(call)
+    # durable: call --park, and the pending, answer and resume commands (_cli_durable)
+    from . import _cli_durable
+
+    _cli_durable.add_park_option(call)
+    _cli_durable.add_commands(commands)
     return parser
 
 
@@ -464,6 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _cmd_demo(args, stack)
+        if args.command in ("pending", "answer", "resume"):  # durable (_cli_durable)
+            from . import _cli_durable
+
+            return _cli_durable.run(args, stack)
         return _cmd_call(args, stack)
     except _CliError as failure:
         print(f"toolnexus: {failure.message}", file=sys.stderr)
