@@ -182,7 +182,7 @@ async def _refuse_inline(request: Request) -> Answer:
     return Answer(request.id, False, None, "cancelled")
 
 
-def _check_era(client: Client, option: str) -> None:
+def _check_era(client: Client, option: str, hint: str) -> None:
     from mcp_types.version import is_version_at_least
 
     from .durable import INPUT_REQUIRED_VERSION
@@ -192,7 +192,7 @@ def _check_era(client: Client, option: str) -> None:
         raise _CliError(
             EXIT_USAGE,
             f"{option}: the server speaks MCP {version}, where a call cannot be parked (only "
-            f"{INPUT_REQUIRED_VERSION} and later); call without --park to answer at the terminal",
+            f"{INPUT_REQUIRED_VERSION} and later); {hint}",
         )
 
 
@@ -216,7 +216,7 @@ def cmd_call_park(args: argparse.Namespace, arguments: dict[str, Any] | None, ta
     resolver = ConsoleResolver(args.server_name)  # holds the server's name; never asks
 
     async def body(client: Client) -> int:
-        _check_era(client, "--park")
+        _check_era(client, "--park", "call without --park to answer at the terminal")
         try:
             outcome = await call_tool(client, args.tool, arguments)
         except Exception as err:
@@ -327,7 +327,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         what = f"{args.key} ({_what(pending)})"
 
         async def body(client: Client) -> int:
-            _check_era(client, "resume")
+            _check_era(client, "resume", "resume without --protocol legacy")
             try:
                 outcome = await resume(client, pending, answers)
             except Exception as err:

@@ -1,0 +1,175 @@
+"""Durable calls across processes, over streamable HTTP on 127.0.0.1, with a SqliteStore.
+
+One server process (``servers.durable_server``, its request state sealed with a key it
+keeps) serves every test of this module. In the first test each step is its own process:
+``toolnexus call --park`` parks the call into the store and ends, ``toolnexus answer``
+records the answers, ``toolnexus resume`` resumes it. The other tests run the command's
+``main`` in this process (a process start costs about a second on a loaded machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import TESTS_DIR
+from http_process import http_server_process
+from toolnexus import Answer
+from toolnexus._cli import main
+from toolnexus.durable import SqliteStore
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    key = os.urandom(32).hex()
+    with http_server_process(
+        lambda fd: [sys.executable, "-m", "servers.durable_server", "http", "--fd", str(fd), "--key", key],
+        cwd=TESTS_DIR,
+        health_path="/health",
+    ) as base:
+        yield base + "/mcp"
+
+
+def toolnexus(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolnexus", *argv],
+        input=stdin if stdin is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def command(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``toolnexus ARGV`` in this process: its exit status, stdout and stderr."""
+    capsys.readouterr()
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def park(capsys: pytest.CaptureFixture[str], url: str, store: Path, tool: str) -> str:
+    status, out, err = command(capsys, "call", "--url", url, "--park", str(store), tool, "{}")
+    assert status == 0, err
+    key = out.strip()
+    assert len(key) == 16
+    assert f"parked as {key}" in err
+    return key
+
+
+def test_park_answer_resume_in_three_processes(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "pending.db"
+    parked = toolnexus("call", "--url", url, "--park", str(store), "profile", '{"tag": "p3"}')
+    assert parked.returncode == 0, parked.stderr
+    key = parked.stdout.strip()
+
+    status, out, err = command(capsys, "pending", str(store))
+    assert status == 0, err
+    assert out.splitlines()[0] == f"{key}  durable-server  tool profile"
+    assert "waiting  Profile for p3" in out
+
+    status, _, err = command(capsys, "resume", str(store), key, "--url", url)
+    assert status == 2
+    assert "no answer for elc-" in err
+    assert f"toolnexus answer {store} {key}" in err
+
+    answered = toolnexus("answer", str(store), key, stdin="Ada\n36\ny\n\n")
+    assert answered.returncode == 0, answered.stderr
+    assert "durable-server asks" in answered.stdout
+    with SqliteStore(store) as opened:
+        (answer,) = opened.answers(key).values()
+    assert answer.data == {"name": "Ada", "age": 36, "newsletter": True}
+
+    resumed = toolnexus("resume", str(store), key, "--url", url)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == {
+        "tool": "profile",
+        "tag": "p3",
+        "action": "accept",
+        "content": {"name": "Ada", "age": 36, "newsletter": True},
+    }
+    with SqliteStore(store) as opened:
+        assert opened.list() == []  # removed once the server answered
+
+
+def test_a_second_round_is_parked_anew(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = tmp_path / "pending.db"
+    key = park(capsys, url, store, "two_rounds")
+    with SqliteStore(store) as opened:
+        (request,) = opened.get(key).requests
+        opened.record(key, Answer(request.id, True, {"name": "Proc"}))
+
+    status, out, err = command(capsys, "resume", str(store), key, "--url", url)
+    assert status == 0, err
+    second = out.strip()
+    assert second != key
+    assert "the server asks again: parked as" in err
+    with SqliteStore(store) as opened:
+        assert [k for k, _ in opened.list()] == [second]
+        (request,) = opened.get(second).requests
+        opened.record(second, Answer(request.id, False, None, "declined"))
+
+    status, out, err = command(capsys, "resume", str(store), second, "--url", url)
+    assert status == 0, err
+    assert json.loads(out) == {
+        "tool": "two_rounds",
+        "name": {"name": "Proc", "team": "platform"},
+        "action": "decline",
+        "content": None,
+    }
+
+
+def test_a_failed_resume_keeps_the_record(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "pending.db"
+    key = park(capsys, url, store, "pair")
+    with SqliteStore(store) as opened:
+        for request in opened.get(key).requests:
+            opened.record(key, Answer(request.id, True, {"name": "Kim"}))
+    with sqlite3.connect(store) as db:  # a requestState the server did not seal
+        (text,) = db.execute("SELECT pending FROM toolnexus_pending WHERE key = ?", (key,)).fetchone()
+        wire = json.loads(text)
+        wire["requestState"] = "v1.forged"
+        db.execute("UPDATE toolnexus_pending SET pending = ? WHERE key = ?", (json.dumps(wire), key))
+
+    status, _, err = command(capsys, "resume", str(store), key, "--url", url)
+    assert status == 1
+    assert "Invalid or expired requestState" in err
+    with SqliteStore(store) as opened:
+        assert [k for k, _ in opened.list()] == [key]
+
+
+def test_a_legacy_connection_cannot_park(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "pending.db"
+    argv = ("call", "--url", url, "--park", str(store), "--protocol", "legacy", "profile", '{"tag": "l"}')
+    status, _, err = command(capsys, *argv)
+    assert status == 2
+    assert "2025-11-25" in err
+    assert "call without --park" in err
+    with SqliteStore(store) as opened:
+        assert opened.list() == []
+
+
+def test_a_missing_store_or_key_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = command(capsys, "pending", str(tmp_path / "none.db"))
+    assert missing == (2, "", f"toolnexus: {tmp_path / 'none.db'}: no such store\n")
+    assert not (tmp_path / "none.db").exists()
+    SqliteStore(tmp_path / "empty.db").close()
+    status, _, err = command(capsys, "answer", str(tmp_path / "empty.db"), "nokey")
+    assert status == 2
+    assert "no call is parked under 'nokey'" in err
+    nothing = command(capsys, "pending", str(tmp_path / "empty.db"))
+    assert nothing == (0, "", f"toolnexus: nothing waits in {tmp_path / 'empty.db'}\n")
