@@ -20,7 +20,10 @@ What is measured, side by side in one run (see docs/performance.md):
 - import times: a fresh interpreter per import, the three alternating, best of
   ``--imports``;
 - the round trip through ``elicitation_callback`` against an in-process ``MCPServer``, and
-  the same with a bare callback (``_roundtrip.py``).
+  the same with a bare callback (``_roundtrip.py``);
+- durable calls (``_durable.py``): ``durable.call_tool`` + ``durable.resume`` against the
+  SDK's own manual loop, and ``SqliteStore`` against a raw ``sqlite3`` insert
+  (``--durable-only`` measures just these, without the upstream).
 
 It prints the times, then every target with its ratio and PASS or FAIL.
 """
@@ -245,6 +248,69 @@ def measure_roundtrip(python: str, rounds: int, calls: int) -> dict[str, dict[st
     return result
 
 
+# --- durable calls ------------------------------------------------------------------------
+
+
+def measure_durable(python: str, rounds: int, calls: int, ops: int) -> dict[str, Any]:
+    script = str(BENCH / "_durable.py")
+    proc = subprocess.run(
+        [python, "-I", script, "--rounds", str(rounds), "--calls", str(calls), "--ops", str(ops)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"the durable benchmark failed:\n{proc.stderr}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def durable_section(durable: dict[str, Any], settings: dict[str, Any]) -> tuple[list[str], list[Target]]:
+    """The durable tables, and the target: call_tool + resume within 10 % of the SDK's loop."""
+    ex: dict[str, dict[str, float]] = durable["exchange"]
+    store: dict[str, float] = durable["store"]
+    lines = [
+        f"| durable exchange, µs (best batch mean of {settings['durable_rounds']} x "
+        f"{settings['durable_calls']}; in-process MCPServer, 2026-07-28) | wall | CPU | CPU vs SDK loop |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    labels = {
+        "sdk": "SDK manual loop: `session.call_tool(allow_input_required=True)`, `client.call_tool(...)`",
+        "floor": "floor: `session.call_tool` for both legs",
+        "durable": "`durable.call_tool` + `durable.resume`",
+        "durable_json": "the same, the `Pending` through JSON between the two",
+    }
+    for name, label in labels.items():
+        overhead = ex["cpu"][name] / ex["cpu"]["sdk"] - 1
+        lines.append(
+            f"| {label} | {_us(ex['wall'][name])} | {_us(ex['cpu'][name])} | {overhead * 100:+.1f} % |"
+        )
+    lines += [
+        "",
+        f"| `SqliteStore`, operations per second (best of {settings['store_rounds']} x "
+        f"{settings['store_ops']}) | per second | vs raw insert |",
+        "| --- | ---: | ---: |",
+    ]
+    store_labels = {
+        "raw_insert": "baseline: raw `sqlite3` INSERT of the same JSON text",
+        "put": "`put(pending)`",
+        "record": "`record(key, answer)` (reads the pending, checks the answer)",
+        "get": "`get(key)`",
+    }
+    for name, label in store_labels.items():
+        lines.append(f"| {label} | {store[name]:,.0f} | {store[name] / store['raw_insert']:.2f}x |")
+    lines.append("")
+    targets = [
+        Target(
+            "durable `call_tool` + `resume` overhead <= 10 % over the SDK's manual loop (CPU time)",
+            ex["cpu"]["durable"] / ex["cpu"]["sdk"] - 1,
+            0.10,
+            "%",
+        )
+    ]
+    return lines, targets
+
+
 # --- the report ----------------------------------------------------------------------------
 
 
@@ -438,6 +504,10 @@ def report(results: dict[str, Any]) -> tuple[str, list[Target]]:
                 "%",
             )
         )
+    if "durable" in results:
+        durable_lines, durable_targets = durable_section(results["durable"], results["settings"])
+        lines.extend(durable_lines)
+        targets.extend(durable_targets)
     add("| target | measured | verdict |")
     add("| --- | ---: | :---: |")
     for target in targets:
@@ -475,6 +545,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--python", help="the interpreter with this repository's toolnexus (default: this one)"
     )
+    parser.add_argument(
+        "--durable-rounds", type=int, help="durable batches per variant (default 30; quick 10)"
+    )
+    parser.add_argument(
+        "--durable-calls", type=int, default=10, help="exchanges per durable batch (default 10)"
+    )
+    parser.add_argument(
+        "--store-ops", type=int, default=300, help="store operations per sample (default 300)"
+    )
+    parser.add_argument(
+        "--durable-only", action="store_true", help="measure only the durable calls (no upstream needed)"
+    )
     parser.add_argument("--json", type=Path, help="also write the raw results to this file")
     parser.add_argument("--update-docs", action="store_true", help="write the table into docs/performance.md")
     parser.add_argument("--check", action="store_true", help="exit with status 1 when a target is missed")
@@ -482,8 +564,25 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (5 if args.quick else 15)
     imports = args.imports or (3 if args.quick else 9)
     rt_rounds = args.rt_rounds or (5 if args.quick else 20)
+    durable_rounds = args.durable_rounds or (10 if args.quick else 30)
+    durable_settings = {
+        "durable_rounds": durable_rounds,
+        "durable_calls": args.durable_calls,
+        "store_rounds": max(3, durable_rounds // 6),
+        "store_ops": args.store_ops,
+    }
 
     pythons = {"ours": ours_python(args.python)}
+    if args.durable_only:
+        log(f"durable: {durable_rounds} batches of {args.durable_calls} exchanges per variant; the store")
+        durable = measure_durable(pythons["ours"], durable_rounds, args.durable_calls, args.store_ops)
+        durable_lines, durable_targets = durable_section(durable, durable_settings)
+        print("\n".join(durable_lines))
+        for target in durable_targets:
+            print(f"{target.what}: {target.shown(target.ratio)} {target.verdict}")
+        if args.json:
+            args.json.write_text(json.dumps({"durable": durable}, indent=1) + "\n", encoding="utf-8")
+        return 1 if args.check and any(t.verdict == "FAIL" for t in durable_targets) else 0
     pythons["upstream"] = upstream_python(pythons["ours"])
 
     log(f"mapping functions: {rounds} rounds of {args.sample:g} s samples, sides alternating")
@@ -499,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     log(f"round trip: {rt_rounds} batches of {args.rt_calls} calls per variant and era")
     roundtrip = measure_roundtrip(pythons["ours"], rt_rounds, args.rt_calls)
+    log(f"durable: {durable_rounds} batches of {args.durable_calls} exchanges per variant; the store")
+    durable = measure_durable(pythons["ours"], durable_rounds, args.durable_calls, args.store_ops)
     results: dict[str, Any] = {
         "machine": machine(pythons),
         "versions": versions,
@@ -508,10 +609,12 @@ def main(argv: list[str] | None = None) -> int:
             "imports": imports,
             "rt_rounds": rt_rounds,
             "rt_calls": args.rt_calls,
+            **durable_settings,
         },
         "micro": micro,
         "imports": import_times,
         "roundtrip": roundtrip,
+        "durable": durable,
     }
     table, targets = report(results)
     print(table)
