@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from . import _cli
 from ._cli import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, _CliError
+from ._util import escape_text as _clean
 from ._util import utc_timestamp
 from ._wire import Answer, Request
 
@@ -127,12 +128,6 @@ def _get(store: SqliteStore, key: str) -> Pending:
 def _what(pending: Pending) -> str:
     kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}[pending.method]
     return f"{kind} {_clean(pending.target)}"
-
-
-def _clean(text: str, *, lines: bool = False) -> str:
-    from .console import _clean as clean
-
-    return clean(text, lines=lines)
 
 
 def _outcome_text(result: Result) -> str:

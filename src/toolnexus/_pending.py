@@ -14,7 +14,8 @@ from typing import Any, Final, Literal, TypeAlias
 from mcp_types import ElicitResult, InputRequest
 from pydantic import TypeAdapter, ValidationError
 
-from ._mapping import answer_to_elicit_result
+from ._callback import AnswerProblemError
+from ._callback import result_for as _callback_result_for
 from ._wire import Answer, Request
 
 __all__ = [
@@ -332,26 +333,13 @@ def elicit_results(pending: Pending, answers: Answers) -> dict[str, ElicitResult
 
 
 def result_for(request: Request, answer: Answer) -> ElicitResult:
-    # --- the one place to switch (issue 8): when toolnexus._callback.result_for lands, this
-    # --- becomes `return result_for(request, answer, validate=True, apply_defaults=True)`.
-    from ._schema import validate_content
-
-    if answer.ok and request.kind == "authorization":
-        return ElicitResult(action="accept")  # URL mode: an accept carries no content
+    """The ``ElicitResult`` for ``answer``, made as
+    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] makes it (defaults laid in,
+    content validated); a ``ValueError`` that names the request and the fields when it
+    does not fit."""
     try:
-        result = answer_to_elicit_result(answer)
-    except ValueError as err:
+        return _callback_result_for(request, answer, validate=True, apply_defaults=True)
+    except AnswerProblemError:
+        raise  # names the request and the fields already
+    except ValueError as err:  # data an ElicitResult cannot carry: names the keys
         raise ValueError(f"the answer to {request.id}: {err}") from None
-    schema = request.data.get("schema") if request.data is not None else None
-    if result.action != "accept" or not isinstance(schema, Mapping):
-        return result
-    content = dict(result.content or {})
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        for field, prop in properties.items():
-            if field not in content and isinstance(prop, Mapping) and "default" in prop:
-                content[field] = prop["default"]
-    problems = validate_content(schema, content)
-    if problems:
-        raise ValueError(f"the answer to {request.id} does not fit the form: {'; '.join(problems)}")
-    return answer_to_elicit_result(Answer(answer.id, True, content))
