@@ -9,6 +9,7 @@ records the answers, ``toolnexus resume`` resumes it. The other tests run the co
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
@@ -21,9 +22,9 @@ import pytest
 
 from conftest import TESTS_DIR
 from http_process import http_server_process
-from toolnexus import Answer
+from toolnexus import Answer, Request
 from toolnexus._cli import main
-from toolnexus.durable import SqliteStore
+from toolnexus.durable import Pending, SqliteStore
 
 
 @pytest.fixture(scope="module")
@@ -173,3 +174,35 @@ def test_a_missing_store_or_key_is_a_usage_error(tmp_path: Path, capsys: pytest.
     assert "no call is parked under 'nokey'" in err
     nothing = command(capsys, "pending", str(tmp_path / "empty.db"))
     assert nothing == (0, "", f"toolnexus: nothing waits in {tmp_path / 'empty.db'}\n")
+
+
+def test_pending_escapes_server_text_and_answer_records_a_passed_deadline_as_expired(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store_path = tmp_path / "pending.db"
+    schema = {"schema": {"type": "object", "properties": {}}}
+    late = Request("elc-x-1", "input", "Too late?", None, schema, "2000-01-01T00:00:00.000Z")
+    sneaky = Request("elc-x-2", "input", "Name?\x1b[2J", None, schema)
+    server = "evil\x1b]0;x\x07"
+    parked = Pending("tools/call", "deploy\x1b[31m", {}, "s", ("a", "b"), (late, sneaky), {}, server)
+    with SqliteStore(store_path) as store:
+        key = store.put(parked)
+
+    status, out, _ = command(capsys, "pending", str(store_path))
+    assert status == 0
+    assert "\x1b" not in out
+    assert "\x07" not in out
+    assert f"{key}  evil\\x1b]0;x\\x07  tool deploy\\x1b[31m" in out
+    assert "elc-x-1  waiting  Too late?  (until 2000-01-01T00:00:00.000Z)" in out
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))  # the review of the empty form: send
+    status, out, err = command(capsys, "answer", str(store_path), key)
+    assert status == 0, err
+    assert "elc-x-1 expired at 2000-01-01T00:00:00.000Z" in err
+    assert "Too late?" not in out  # never asked
+    assert "\x1b" not in out
+    with SqliteStore(store_path) as store:
+        assert store.answers(key) == {
+            "elc-x-1": Answer("elc-x-1", False, None, "expired"),
+            "elc-x-2": Answer("elc-x-2", True, {}),
+        }
