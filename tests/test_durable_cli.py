@@ -19,10 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
 
 from conftest import TESTS_DIR
 from http_process import http_server_process
-from toolnexus import Answer, Request
+from toolnexus import Answer, Request, durable
 from toolnexus._cli import main
 from toolnexus.durable import Pending, SqliteStore
 
@@ -206,3 +208,25 @@ def test_pending_escapes_server_text_and_answer_records_a_passed_deadline_as_exp
             "elc-x-1": Answer("elc-x-1", False, None, "expired"),
             "elc-x-2": Answer("elc-x-2", True, {}),
         }
+
+
+@pytest.mark.anyio
+async def test_a_tool_with_header_arguments_parks_and_resumes_on_fresh_connections(url: str) -> None:
+    # Over streamable HTTP, a tool whose argument is an x-mcp-header must have been listed
+    # by the connection that calls it; durable lists it again when the server says so.
+    async with Client(url, elicitation_callback=durable.park_only) as client:
+        pending = await durable.call_tool(client, "regional", {"region": "eu-west"})
+    assert isinstance(pending, Pending)
+    stored = Pending.from_dict(json.loads(json.dumps(pending.to_dict())))
+    answer = Answer(stored.requests[0].id, True, {"name": "Lee", "age": 40})
+    async with Client(url, elicitation_callback=durable.park_only) as client:
+        result = await durable.resume(client, stored, [answer])
+    assert isinstance(result, CallToolResult)
+    first = result.content[0]
+    assert isinstance(first, TextContent)
+    assert json.loads(first.text) == {
+        "tool": "regional",
+        "region": "eu-west",
+        "action": "accept",
+        "content": {"name": "Lee", "age": 40, "newsletter": False},
+    }

@@ -95,6 +95,7 @@ Result: TypeAlias = CallToolResult | GetPromptResult | ReadResourceResult
 """What a finished call gives: the result of the method that was parked."""
 
 _STATE_ONLY_DELAY: Final = (0.05, 0.25)  # first and longest wait before retrying a state-only round
+_RELIST_PAGES: Final = 100  # at most this many pages of tools/list to find a tool again
 
 
 def _type_name(value: object) -> str:
@@ -162,7 +163,7 @@ def _sender(client: Client, call: _Call) -> Send:
     session = client.session
     if call.method == "tools/call":
 
-        async def send_tool(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
+        async def call_once(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
             return await session.call_tool(
                 call.target,
                 call.arguments,
@@ -170,6 +171,21 @@ def _sender(client: Client, call: _Call) -> Send:
                 request_state=state,
                 allow_input_required=True,
             )
+
+        async def send_tool(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
+            from mcp import MCPError
+            from mcp_types import HEADER_MISMATCH
+
+            try:
+                return await call_once(responses, state)
+            except MCPError as mismatch:
+                # As client.call_tool does: a tool whose arguments are mirrored in HTTP
+                # headers (x-mcp-header) needs this connection to have listed it; a fresh
+                # connection, as a resume usually is, has not. List the tools, send once more.
+                if mismatch.code != HEADER_MISMATCH:
+                    raise
+                await _relist(client, call.target)
+                return await call_once(responses, state)
 
         return send_tool
     if call.method == "prompts/get":
@@ -191,6 +207,16 @@ def _sender(client: Client, call: _Call) -> Send:
         )
 
     return send_resource
+
+
+async def _relist(client: Client, name: str) -> None:
+    """Fetch the tool listing afresh, page by page, until a page lists ``name``."""
+    cursor: str | None = None
+    for _ in range(_RELIST_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        cursor = page.next_cursor
+        if cursor is None or any(tool.name == name for tool in page.tools):
+            return
 
 
 async def _dispatch(client: Client, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:

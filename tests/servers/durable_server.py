@@ -9,6 +9,8 @@ other's state, as a server restarted with the same key does. It runs in process
 Tools (each answers with a JSON object of what it received):
 
 - ``profile(tag)``: a form through a ``Resolve(...)``/``Elicit(...)`` dependency.
+- ``regional(region)``: the same, from a tool whose argument is mirrored in an HTTP header
+  (``x-mcp-header``): over streamable HTTP a connection must have listed it to call it.
 - ``link(tag)``: URL mode, an ``InputRequiredResult`` by hand.
 - ``two_rounds()``: asks for a name, then, in a second round, whether to go on; the name
   travels in its (sealed) ``requestState``.
@@ -74,6 +76,10 @@ def _ask_profile(tag: str) -> Elicit[Profile]:
     return Elicit(f"Profile for {tag}", Profile)
 
 
+def _ask_profile_for_region(region: str) -> Elicit[Profile]:
+    return Elicit(f"Profile for {region}", Profile)
+
+
 def _form(message: str, schema: dict[str, Any]) -> ElicitRequest:
     return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
 
@@ -104,6 +110,15 @@ def build_server(key: bytes | None = None, name: str = "durable-server") -> tupl
         """A form through Resolve."""
         content = answer.data.model_dump() if answer.action == "accept" else None
         return json.dumps({"tool": "profile", "tag": tag, "action": answer.action, "content": content})
+
+    @server.tool()
+    async def regional(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+        answer: Annotated[ElicitationResult[Profile], Resolve(_ask_profile_for_region)],
+    ) -> str:
+        """A form, from a tool whose argument travels in an HTTP header too (Mcp-Param-Region)."""
+        content = answer.data.model_dump() if answer.action == "accept" else None
+        return json.dumps({"tool": "regional", "region": region, "action": answer.action, "content": content})
 
     @server.tool()
     async def link(tag: str, ctx: Context) -> str | InputRequiredResult:
