@@ -414,3 +414,25 @@ def test_repeated_ids_or_keys_are_refused() -> None:
         Pending("tools/call", "t", None, None, ("k", "k"), (REQUEST, dataclasses.replace(REQUEST, id="b")))
     with pytest.raises(ValueError, match="ids repeat"):
         Pending("tools/call", "t", None, None, ("k", "j"), (REQUEST, REQUEST))
+
+
+async def test_wrong_types_are_refused_naming_the_argument() -> None:
+    client: Any = None  # never reached: the arguments are checked first
+    with pytest.raises(TypeError, match="call_tool: name must be a str"):
+        await durable.call_tool(client, 3, {})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="call_tool: arguments must be a dict"):
+        await durable.call_tool(client, "t", [])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="get_prompt: name must be a str"):
+        await durable.get_prompt(client, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="read_resource: uri must be a str"):
+        await durable.read_resource(client, b"note://x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="resume: pending must be a Pending"):
+        await durable.resume(client, PENDING.to_dict(), [])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="resume: answers must map request ids"):
+        await durable.resume(client, PENDING, "elc-a-1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"resume: answers\[0\] must be an Answer"):
+        await durable.resume(client, PENDING, [42])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"resume: answers\['elc-a-1'\]: Answer.ok is missing"):
+        await durable.resume(client, PENDING, {"elc-a-1": {"id": "elc-a-1"}})
+    with pytest.raises(TypeError, match="resume: expires_in must be a number"):
+        await durable.resume(client, PENDING, [], expires_in="soon")  # type: ignore[arg-type]

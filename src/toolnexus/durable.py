@@ -36,7 +36,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from mcp_types import (
     CallToolResult,
@@ -352,8 +352,7 @@ async def call_tool(
     if arguments is not None and not isinstance(arguments, dict):
         raise TypeError(f"call_tool: arguments must be a dict or None, not {_type_name(arguments)}")
     outcome = await _start(client, _Call("tools/call", name, arguments), expires_in, "call_tool")
-    assert isinstance(outcome, (CallToolResult, Pending))
-    return outcome
+    return cast("CallToolResult | Pending", outcome)  # the session validated it as the method's result
 
 
 async def get_prompt(
@@ -365,8 +364,7 @@ async def get_prompt(
     if arguments is not None and not isinstance(arguments, dict):
         raise TypeError(f"get_prompt: arguments must be a dict or None, not {_type_name(arguments)}")
     outcome = await _start(client, _Call("prompts/get", name, arguments), expires_in, "get_prompt")
-    assert isinstance(outcome, (GetPromptResult, Pending))
-    return outcome
+    return cast("GetPromptResult | Pending", outcome)  # the session validated it as the method's result
 
 
 async def read_resource(
@@ -377,8 +375,7 @@ async def read_resource(
     if not isinstance(uri, str):
         raise TypeError(f"read_resource: uri must be a str, not {_type_name(uri)}")
     outcome = await _start(client, _Call("resources/read", uri, None), expires_in, "read_resource")
-    assert isinstance(outcome, (ReadResourceResult, Pending))
-    return outcome
+    return cast("ReadResourceResult | Pending", outcome)  # the session validated it as the method's result
 
 
 # --- resuming --------------------------------------------------------------------------------
