@@ -17,7 +17,9 @@ sample of each counting:
   upstream, which this guard cannot run, takes about 2.3x on the machine in
   docs/performance.md, so the guard trips just before the 0.45x target would be lost;
 - ``import toolnexus.mcp`` against ``import mcp_types``, fresh interpreters, at most 1.25x;
-- the round trip through ``elicitation_callback`` against a bare callback, at most 5 %.
+- the round trip through ``elicitation_callback`` against a bare callback, at most 5 %;
+- ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %
+  (CPU time).
 
 ``python benchmarks/run.py`` is the full comparison with the upstream.
 """
@@ -141,3 +143,11 @@ def test_roundtrip_overhead_at_most_5_percent(
     times = roundtrip[era]
     overhead = times[variant] / times["bare"] - 1
     assert overhead <= 0.05, f"{variant}: {overhead:+.1%} over the bare callback ({times})"
+
+
+def test_durable_call_and_resume_within_10_percent_of_the_sdks_manual_loop() -> None:
+    from _durable import measure_exchange
+
+    cpu = anyio.run(measure_exchange, 20, 10)["cpu"]
+    overhead = cpu["durable"] / cpu["sdk"] - 1
+    assert overhead <= 0.10, f"durable: {overhead:+.1%} over the SDK's manual loop (CPU time; {cpu})"
