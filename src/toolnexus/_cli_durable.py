@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from . import _cli
 from ._cli import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, _CliError
 from ._util import escape_text as _clean
-from ._util import utc_timestamp
 from ._wire import Answer, Request
 
 if TYPE_CHECKING:
@@ -262,6 +261,20 @@ def _cmd_pending(args: argparse.Namespace) -> int:
         store.close()
 
 
+def _passed(expires_at: str) -> bool:
+    """Whether an RFC 3339 deadline has passed; one that cannot be read never has."""
+    import datetime as dt
+
+    text = expires_at[:-1] + "+00:00" if expires_at.endswith(("Z", "z")) else expires_at
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    if moment.tzinfo is None:
+        return False
+    return moment < dt.datetime.now(dt.timezone.utc)
+
+
 # --- answer ----------------------------------------------------------------------------------
 
 
@@ -275,7 +288,7 @@ def _cmd_answer(args: argparse.Namespace) -> int:
         todo = [request for request in pending.requests if request.id not in answered]
         resolver = ConsoleResolver(args.server_name or pending.server, open_browser=not args.no_browser)
         for request in todo:
-            if request.expiresAt is not None and request.expiresAt < utc_timestamp():
+            if request.expiresAt is not None and _passed(request.expiresAt):
                 print(f"toolnexus: {request.id} expired at {_clean(request.expiresAt)}", file=sys.stderr)
                 store.record(args.key, Answer(request.id, False, None, "expired"))
                 continue
