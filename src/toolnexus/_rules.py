@@ -1,0 +1,235 @@
+"""Rules that match a §10 [`Request`][toolnexus.Request] and say how to answer it.
+
+One reading of a rule, shared by the policy resolver ([`Policy`][toolnexus.policy.Policy])
+and the scripted test resolver ([`ScriptedResolver`][toolnexus.testing.ScriptedResolver]): a
+mapping of what it matches (``server``, ``prompt``, ``fields``, ``kind``, ``url_host``) and
+what it does (``action``, ``values``, ``allow_secrets``). Everything that can be known to be
+wrong about a rule is a ``TypeError``/``ValueError`` when it is read, naming the rule and
+the key.
+
+Standard library and the layers above only: no SDK import beyond ``toolnexus._wire``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ._wire import Answer, Request
+
+__all__ = ["MATCH_KEYS", "Rule", "describe_request", "field_names", "read_rule", "url_host"]
+
+MATCH_KEYS = ("server", "prompt", "fields", "kind", "url_host")
+"""The keys that say which requests a rule matches."""
+
+KINDS = ("input", "authorization")
+
+
+def field_names(request: Request) -> tuple[str, ...] | None:
+    """The names of the fields of a form request, in the schema's order; ``None`` when it
+    is not a form (or carries no schema whose ``properties`` is a mapping)."""
+    # Switch point for toolnexus.forms: read_form(schema).fields once the form model lands.
+    if request.kind != "input" or request.data is None:
+        return None
+    schema = request.data.get("schema")
+    if not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return () if "properties" not in schema else None
+    return tuple(str(name) for name in properties)
+
+
+def url_host(request: Request) -> str | None:
+    """The exact host of a URL request's URL, lower-cased; ``None`` when it has none."""
+    if request.kind != "authorization" or not request.url:
+        return None
+    try:
+        host = urlsplit(request.url).hostname
+    except ValueError:
+        return None
+    return host or None
+
+
+def describe_request(request: Request) -> str:
+    """One line saying what a request asks, server text escaped (``repr``)."""
+    parts = [f"kind {request.kind!r}", f"prompt {request.prompt!r}"]
+    names = field_names(request)
+    if names is not None:
+        parts.append(f"fields {list(names)!r}")
+    elif request.kind == "input":
+        parts.append("no readable form")
+    if request.url is not None:
+        parts.append(f"url {request.url!r}")
+    return ", ".join(parts)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _check_value(where: str, name: str, value: object) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where}: values[{name!r}] must be a finite number")
+    if isinstance(value, _JSON_SCALARS):
+        return
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return
+    raise TypeError(
+        f"{where}: values[{name!r}] must be a string, number, boolean, null or a list of strings, "
+        f"not {type(value).__name__}"
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule, read and checked."""
+
+    index: int
+    """Its position in the list it came from (0-based)."""
+    source: Mapping[str, Any]
+    """The mapping it was read from, for messages."""
+    action: str
+    server: str | None = None
+    prompt: str | None = None
+    pattern: re.Pattern[str] | None = None
+    """``prompt`` compiled, when prompts are regular expressions (a policy)."""
+    fields: frozenset[str] | None = None
+    kind: str | None = None
+    url_host: str | None = None
+    values: Mapping[str, Any] | None = None
+    allow_secrets: bool = False
+
+    def mismatch(self, request: Request, server: str | None = None) -> str | None:
+        """Why this rule does not match ``request`` (asked by ``server``), or ``None`` when it does."""
+        if self.server is not None and self.server != server:
+            return f"the server is {server!r}, not {self.server!r}"
+        if self.kind is not None and request.kind != self.kind:
+            return f"the kind is {request.kind!r}, not {self.kind!r}"
+        if self.url_host is not None:
+            host = url_host(request)
+            if host != self.url_host:
+                return (
+                    "it is not a URL request"
+                    if request.kind != "authorization"
+                    else f"the URL's host is {host!r}, not {self.url_host!r}"
+                )
+        if self.prompt is not None:
+            if self.pattern is not None:
+                if self.pattern.search(request.prompt) is None:
+                    return f"the prompt does not match {self.prompt!r}"
+            elif self.prompt not in request.prompt:
+                return f"the prompt does not contain {self.prompt!r}"
+        if self.fields is not None:
+            names = field_names(request)
+            if names is None:
+                return "it is not a form"
+            if frozenset(names) != self.fields:
+                return f"the form's fields are {sorted(names)!r}, not {sorted(self.fields)!r}"
+        return None
+
+    def answer(self, request: Request, values: Mapping[str, Any] | None = None) -> Answer:
+        """The answer this rule gives ``request``: accept (with ``values``, or the rule's own
+        for a form), decline or cancel."""
+        if self.action == "accept":
+            if request.kind == "authorization":
+                return Answer(request.id, True)
+            content = self.values if values is None else values
+            return Answer(request.id, True, {k: _copy(v) for k, v in (content or {}).items()})
+        if self.action == "decline":
+            return Answer(request.id, False, None, "declined")
+        return Answer(request.id, False, None, "cancelled")
+
+    def describe(self) -> str:
+        """The rule as written, for messages."""
+        return ", ".join(f"{key}={value!r}" for key, value in self.source.items())
+
+
+def _copy(value: Any) -> Any:
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def read_rule(
+    index: int,
+    rule: object,
+    *,
+    what: str,
+    keys: Collection[str],
+    actions: Collection[str],
+    regex: bool,
+) -> Rule:
+    """Read one rule, checking every key.
+
+    Args:
+        index: its position, named in every error (``"rule 2: ..."``).
+        rule: the mapping.
+        what: the word for a rule in errors (``"rule"``, ``"step"``).
+        keys: the keys allowed.
+        actions: the actions allowed.
+        regex: ``prompt`` is a regular expression, compiled now (else a substring).
+    """
+    where = f"{what} {index}"
+    if not isinstance(rule, Mapping):
+        raise TypeError(f"{where} must be a mapping (a JSON object), not {type(rule).__name__}")
+    for key in rule:
+        if key not in keys:
+            raise ValueError(f"{where}: unknown key {key!r} (allowed: {', '.join(keys)})")
+    if "action" not in rule:
+        raise ValueError(f"{where}: action is missing (one of {', '.join(actions)})")
+    action = rule["action"]
+    if not isinstance(action, str) or action not in actions:
+        raise ValueError(f"{where}: action must be one of {', '.join(actions)}, not {action!r}")
+    found: dict[str, Any] = {"index": index, "source": dict(rule), "action": action}
+    for key in ("server", "prompt", "url_host"):
+        if key in rule:
+            value = rule[key]
+            if not isinstance(value, str):
+                raise TypeError(f"{where}: {key} must be a string, not {type(value).__name__}")
+            if key == "url_host":
+                if not value or "/" in value or ":" in value.strip("[]"):
+                    raise ValueError(f"{where}: url_host must be a bare host name such as 'auth.example.com'")
+                value = value.lower()
+            found[key] = value
+    if "prompt" in rule and regex:
+        try:
+            found["pattern"] = re.compile(rule["prompt"])
+        except re.error as err:
+            raise ValueError(f"{where}: prompt is not a valid regular expression ({err})") from None
+    if "kind" in rule:
+        if rule["kind"] not in KINDS:
+            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, not {rule['kind']!r}")
+        found["kind"] = rule["kind"]
+    if "fields" in rule:
+        names = rule["fields"]
+        if isinstance(names, str) or not isinstance(names, (list, tuple)):
+            raise TypeError(f"{where}: fields must be a list of field names, not {type(names).__name__}")
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"{where}: fields must hold strings, not {type(name).__name__}")
+        found["fields"] = frozenset(names)
+    if "values" in rule:
+        values = rule["values"]
+        if action != "accept":
+            raise ValueError(f"{where}: values is given with action {action!r}; only accept takes values")
+        if not isinstance(values, Mapping):
+            raise TypeError(f"{where}: values must be a mapping of field names to values")
+        for name, value in values.items():
+            if not isinstance(name, str):
+                raise TypeError(f"{where}: values keys must be field names (strings)")
+            _check_value(where, name, value)
+        found["values"] = dict(values)
+    if "allow_secrets" in rule:
+        if not isinstance(rule["allow_secrets"], bool):
+            raise TypeError(f"{where}: allow_secrets must be true or false")
+        found["allow_secrets"] = rule["allow_secrets"]
+    kind = found.get("kind")
+    if "url_host" in found and kind == "input":
+        raise ValueError(f"{where}: url_host matches URL requests, but kind is 'input'")
+    if ("fields" in found or "values" in found) and kind == "authorization":
+        raise ValueError(f"{where}: fields and values are for forms, but kind is 'authorization'")
+    if "url_host" in found and ("fields" in found or "values" in found):
+        raise ValueError(f"{where}: url_host matches URL requests, which have no fields or values")
+    return Rule(**found)
