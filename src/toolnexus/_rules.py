@@ -7,7 +7,7 @@ what it does (``action``, ``values``, ``allow_secrets``). Everything that can be
 wrong about a rule is a ``TypeError``/``ValueError`` when it is read, naming the rule and
 the key.
 
-Standard library and the layers above only: no SDK import beyond ``toolnexus._wire``.
+Standard library, the wire values and the form model only.
 """
 
 from __future__ import annotations
@@ -16,12 +16,14 @@ import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
 from ._wire import Answer, Request
+from .forms import Form, FormError, read_form
 
-__all__ = ["MATCH_KEYS", "Rule", "describe_request", "field_names", "read_rule", "url_host"]
+__all__ = ["MATCH_KEYS", "Asked", "Rule", "describe_request", "read_rule"]
 
 MATCH_KEYS = ("server", "prompt", "fields", "kind", "url_host")
 """The keys that say which requests a rule matches."""
@@ -29,36 +31,50 @@ MATCH_KEYS = ("server", "prompt", "fields", "kind", "url_host")
 KINDS = ("input", "authorization")
 
 
-def field_names(request: Request) -> tuple[str, ...] | None:
-    """The names of the fields of a form request, in the schema's order; ``None`` when it
-    is not a form (or carries no schema whose ``properties`` is a mapping)."""
-    # Switch point for toolnexus.forms: read_form(schema).fields once the form model lands.
-    if request.kind != "input" or request.data is None:
-        return None
-    schema = request.data.get("schema")
-    if not isinstance(schema, Mapping):
-        return None
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping):
-        return () if "properties" not in schema else None
-    return tuple(str(name) for name in properties)
+class Asked:
+    """A request being matched, with its form read once (for every rule that looks at it)."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+
+    @cached_property
+    def form(self) -> Form | None:
+        """The request's form, read with [`read_form`][toolnexus.forms.read_form]; ``None``
+        when it is not a form or its schema is not one ``read_form`` reads."""
+        request = self.request
+        if request.kind != "input" or request.data is None:
+            return None
+        try:
+            return read_form(request.data.get("schema"))
+        except FormError:
+            return None
+
+    @property
+    def names(self) -> tuple[str, ...] | None:
+        """The form's field names, in order; ``None`` when there is no readable form."""
+        form = self.form
+        return None if form is None else form.names
+
+    @cached_property
+    def host(self) -> str | None:
+        """The exact host of a URL request's URL, lower-cased; ``None`` when it has none."""
+        request = self.request
+        if request.kind != "authorization" or not request.url:
+            return None
+        try:
+            host = urlsplit(request.url).hostname
+        except ValueError:
+            return None
+        return host or None
 
 
-def url_host(request: Request) -> str | None:
-    """The exact host of a URL request's URL, lower-cased; ``None`` when it has none."""
-    if request.kind != "authorization" or not request.url:
-        return None
-    try:
-        host = urlsplit(request.url).hostname
-    except ValueError:
-        return None
-    return host or None
-
-
-def describe_request(request: Request) -> str:
+def describe_request(asked: Asked | Request) -> str:
     """One line saying what a request asks, server text escaped (``repr``)."""
+    if isinstance(asked, Request):
+        asked = Asked(asked)
+    request = asked.request
     parts = [f"kind {request.kind!r}", f"prompt {request.prompt!r}"]
-    names = field_names(request)
+    names = asked.names
     if names is not None:
         parts.append(f"fields {list(names)!r}")
     elif request.kind == "input":
@@ -103,14 +119,15 @@ class Rule:
     values: Mapping[str, Any] | None = None
     allow_secrets: bool = False
 
-    def mismatch(self, request: Request, server: str | None = None) -> str | None:
-        """Why this rule does not match ``request`` (asked by ``server``), or ``None`` when it does."""
+    def mismatch(self, asked: Asked, server: str | None = None) -> str | None:
+        """Why this rule does not match the request (asked by ``server``), or ``None`` when it does."""
+        request = asked.request
         if self.server is not None and self.server != server:
             return f"the server is {server!r}, not {self.server!r}"
         if self.kind is not None and request.kind != self.kind:
             return f"the kind is {request.kind!r}, not {self.kind!r}"
         if self.url_host is not None:
-            host = url_host(request)
+            host = asked.host
             if host != self.url_host:
                 return (
                     "it is not a URL request"
@@ -124,9 +141,9 @@ class Rule:
             elif self.prompt not in request.prompt:
                 return f"the prompt does not contain {self.prompt!r}"
         if self.fields is not None:
-            names = field_names(request)
+            names = asked.names
             if names is None:
-                return "it is not a form"
+                return "it is not a form" if request.kind != "input" else "its form cannot be read"
             if frozenset(names) != self.fields:
                 return f"the form's fields are {sorted(names)!r}, not {sorted(self.fields)!r}"
         return None

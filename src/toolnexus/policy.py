@@ -27,7 +27,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._rules import Rule, field_names, read_rule
+from ._rules import Asked, Rule, read_rule
 from ._sensitive import sensitive_fields
 from ._wire import Answer, Request
 
@@ -136,14 +136,7 @@ class Policy:
             except json.JSONDecodeError as err:
                 raise ValueError(f"{file}: not valid JSON: {err.msg} at line {err.lineno}") from None
         else:
-            if sys.version_info < (3, 11):
-                raise ValueError(f"{file}: TOML policy files need Python 3.11 or later (tomllib); use JSON")
-            import tomllib
-
-            try:
-                loaded = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as err:
-                raise ValueError(f"{file}: not valid TOML: {err}") from None
+            loaded = _load_toml(file, text)
         if not isinstance(loaded, Mapping) or "rules" not in loaded:
             raise ValueError(f'{file}: a policy file holds {{"rules": [...]}}')
         extra = [str(key) for key in loaded if key != "rules"]
@@ -171,8 +164,9 @@ class Policy:
         """Answer ``request`` by the first rule that matches it (cancel when none does)."""
         if not isinstance(request, Request):
             raise TypeError(f"Policy expects a Request, not {type(request).__name__}")
+        asked = Asked(request)
         for rule in self.rules:
-            if rule.mismatch(request, self.server) is not None or not _may_accept(rule, request):
+            if rule.mismatch(asked, self.server) is not None or not _may_accept(rule, asked):
                 continue
             if rule.action == "ask":
                 if self.fallback is None:
@@ -184,7 +178,7 @@ class Policy:
                     return Answer(request.id, False, None, "cancelled")
                 return self.fallback(request)
             if rule.action == "accept" and request.kind == "input":
-                content = _fitted(rule, request)
+                content = _fitted(rule, asked)
                 if content is None:
                     return Answer(request.id, False, None, "cancelled")
                 return rule.answer(request, content)
@@ -193,53 +187,41 @@ class Policy:
         return Answer(request.id, False, None, "cancelled")
 
 
-def _may_accept(rule: Rule, request: Request) -> bool:
+def _load_toml(file: Path, text: str) -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"{file}: not valid TOML: {err}") from None
+    raise ValueError(f"{file}: TOML policy files need Python 3.11 or later (tomllib); use JSON")
+
+
+def _may_accept(rule: Rule, asked: Asked) -> bool:
     """Whether an accept rule may accept this request: a URL only with its exact host, a
     form that seems to ask for a secret only with ``allow_secrets``."""
     if rule.action != "accept":
         return True
-    if request.kind == "authorization":
+    kind = asked.request.kind
+    if kind == "authorization":
         return rule.url_host is not None  # mismatch() has checked it is the URL's host
-    if request.kind == "input" and not rule.allow_secrets:
-        schema = request.data.get("schema") if request.data else None
-        return not sensitive_fields(schema if isinstance(schema, Mapping) else None)
+    if kind == "input" and not rule.allow_secrets and asked.form is not None:
+        return not sensitive_fields(asked.form)
     return True
 
 
-def _fitted(rule: Rule, request: Request) -> dict[str, Any] | None:
-    """The rule's values laid over the form's defaults, or ``None`` (logged) when that does
-    not fit the form."""
-    # Switch point for toolnexus.forms: read_form(schema), form.with_defaults, form.problems.
-    from ._schema import validate_content
-
-    schema = request.data.get("schema") if request.data else None
-    names = field_names(request)
-    if not isinstance(schema, Mapping) or names is None:
+def _fitted(rule: Rule, asked: Asked) -> dict[str, Any] | None:
+    """The rule's values laid over the form's defaults, in the form's order, or ``None``
+    (logged, naming the fields, never a value) when that does not fit the form."""
+    request, form = asked.request, asked.form
+    if form is None:
         logger.warning(
             "elicitation %s: rule %d: the form cannot be read; cancel sent", request.id, rule.index
         )
         return None
-    values = dict(rule.values or {})
-    unknown = [name for name in values if name not in names]
-    if unknown:
-        logger.warning(
-            "elicitation %s: rule %d gives values for fields the form does not have (%s); cancel sent",
-            request.id,
-            rule.index,
-            ", ".join(repr(name) for name in unknown),
-        )
-        return None
-    properties = schema["properties"]
-    content = {
-        name: properties[name]["default"]
-        for name in names
-        if isinstance(properties[name], Mapping) and "default" in properties[name]
-    }
-    content.update(values)
-    try:
-        problems = validate_content(schema, content)
-    except Exception as err:  # the server's schema: contained, its text not echoed
-        problems = [f"the requested schema cannot be applied ({type(err).__name__})"]
+    filled = form.with_defaults(rule.values or {})
+    problems = form.problems(filled)
     if problems:
         logger.warning(
             "elicitation %s: rule %d: the values do not fit the form (%s); cancel sent",
@@ -248,4 +230,4 @@ def _fitted(rule: Rule, request: Request) -> dict[str, Any] | None:
             "; ".join(problems),
         )
         return None
-    return content
+    return {name: filled[name] for name in form.names if name in filled}

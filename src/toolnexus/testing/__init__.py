@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._mapping import elicitation_to_request
-from .._rules import Rule, describe_request, read_rule, url_host
+from .._rules import Asked, Rule, describe_request, read_rule
 from .._util import is_async_callable
 from .._wire import Answer, Request
+from ..forms import FormError, read_form
 
 if TYPE_CHECKING:
     from mcp_types import ElicitResult
@@ -228,11 +229,12 @@ class ScriptedResolver(_Recorder):
                 f"  asked:    {describe_request(request)}"
             )
         step = self.steps[self._next]
-        why = step.mismatch(request)
+        asked = Asked(request)
+        why = step.mismatch(asked)
         if why is not None:
             raise AssertionError(
                 f"ScriptedResolver: request {number} does not match step {step.index}: {why}\n"
-                f"  asked:    {describe_request(request)}\n"
+                f"  asked:    {describe_request(asked)}\n"
                 f"  expected: {step.describe()}"
             )
         self._next += 1
@@ -257,19 +259,15 @@ class ScriptedResolver(_Recorder):
 
 def _shape(request: Request) -> tuple[Any, ...]:
     """What a recorded request and a new one must share: kind, prompt, and the form's
-    fields (name, type, required) or the URL's host."""
-    # Switch point for toolnexus.forms: (field.name, field.type, field.required) per field.
+    fields (name, type, whether required) or the URL's host."""
     if request.kind == "authorization":
-        return (request.kind, request.prompt, url_host(request))
-    fields: list[tuple[str, Any, bool]] = []
+        return (request.kind, request.prompt, Asked(request).host)
     schema = request.data.get("schema") if request.data else None
-    if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
-        required = schema.get("required")
-        required = set(required) if isinstance(required, list) else set()
-        for name, prop in schema["properties"].items():
-            kind = prop.get("type") if isinstance(prop, Mapping) else None
-            fields.append((str(name), json.dumps(kind, sort_keys=True), name in required))
-    return (request.kind, request.prompt, tuple(fields))
+    try:
+        form = read_form(schema)
+    except FormError:  # compared as it is
+        return (request.kind, request.prompt, json.dumps(schema, sort_keys=True, default=repr))
+    return (request.kind, request.prompt, tuple((f.name, f.type, f.required) for f in form.fields))
 
 
 class ReplayResolver(_Recorder):
