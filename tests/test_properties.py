@@ -6,11 +6,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolnexus import Answer, Request, answer_to_elicit_result, elicitation_to_request
-from toolnexus.mcp import new_request_id
+from toolnexus.forms import read_form
+from toolnexus.mcp import AnswerProblemError, new_request_id, result_for
+from toolnexus.policy import Policy
+from toolnexus.testing import form_request
+from toolnexus.testing import strategies as _kit
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 json_values = st.recursive(
@@ -131,3 +136,45 @@ def test_ids_stay_unique_under_threads(threads: int, per_thread: int) -> None:
         w.join()
     assert len(out) == threads * per_thread
     assert len(set(out)) == len(out)
+
+
+# --- with toolnexus.testing.strategies: forms, requests and answers as a server and a user give them
+
+
+@given(_kit.forms().flatmap(lambda schema: _kit.answers_for(schema).map(lambda content: (schema, content))))
+@settings(max_examples=60, deadline=None)
+def test_an_answer_that_fits_the_form_reaches_the_server_with_its_defaults(
+    case: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    schema, content = case
+    request = form_request(schema, "Fill in")
+    result = result_for(request, Answer(request.id, True, content))
+    assert result.action == "accept"
+    assert result.content == read_form(schema).with_defaults(content)
+
+
+@given(
+    _kit.forms(min_fields=1).flatmap(
+        lambda schema: _kit.answers_for(schema, valid=False).map(lambda broken: (schema, *broken))
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_an_answer_that_breaks_a_field_never_reaches_the_server(
+    case: tuple[dict[str, Any], dict[str, Any], str],
+) -> None:
+    schema, content, name = case
+    request = form_request(schema, "Fill in")
+    with pytest.raises(AnswerProblemError) as caught:
+        result_for(request, Answer(request.id, True, content), apply_defaults=False)
+    assert caught.value.problems
+    assert all(repr(name) in problem for problem in caught.value.problems)
+
+
+@given(_kit.requests(), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_a_policy_cancels_what_no_rule_accepts_and_never_declines(request: Request, url_rule: bool) -> None:
+    rules: list[dict[str, Any]] = [{"kind": "input", "prompt": "^never$", "action": "accept"}]
+    if url_rule:
+        rules.append({"kind": "authorization", "url_host": "elsewhere.example", "action": "accept"})
+    answer = Policy(rules)(request)
+    assert answer == Answer(request.id, False, None, "cancelled")
