@@ -79,7 +79,12 @@ def requested_schema(schema_or_model: Mapping[str, Any] | type[BaseModel]) -> di
     return json.loads(json.dumps(schema_or_model))  # type: ignore[no-any-return]
 
 
-def form_request(schema_or_model: Mapping[str, Any] | type[BaseModel], message: str = "") -> Request:
+def form_request(
+    schema_or_model: Mapping[str, Any] | type[BaseModel],
+    message: str = "",
+    *,
+    era: Era | None = None,
+) -> Request:
     """The [`Request`][toolnexus.Request] a form question becomes, made by the real mapping.
 
     ```python
@@ -87,12 +92,17 @@ def form_request(schema_or_model: Mapping[str, Any] | type[BaseModel], message: 
     from toolnexus.testing import form_request
 
     class Deploy(BaseModel):
+        '''Where to deploy.'''
+
         region: str
         replicas: int = 2
 
     request = form_request(Deploy, "Where to?")
     assert request.kind == "input" and request.prompt == "Where to?"
     assert request.data["schema"]["properties"]["replicas"]["default"] == 2
+    assert request.data["schema"]["description"] == "Where to deploy."
+    # What a client receives under 2026-07-28, whose wire schema keeps no top-level title:
+    assert "description" not in form_request(Deploy, era="2026-07-28").data["schema"]
     ```
 
     Args:
@@ -100,11 +110,34 @@ def form_request(schema_or_model: Mapping[str, Any] | type[BaseModel], message: 
             can try what a careless server sends), or a pydantic model class, rendered as the
             SDK's ``MCPServer`` renders it for ``ctx.elicit``/``Elicit(...)``.
         message: the question's text (the request's ``prompt``).
+        era: ``None`` (the default) or ``"2025-11-25"``: the schema as rendered, which is
+            what a client receives up to 2025-11-25. ``"2026-07-28"``: the schema as that
+            protocol's wire shape carries it inside an ``InputRequiredResult`` (the SDK's
+            server drops every top-level key but ``type``, ``properties``, ``required`` and
+            ``$schema``), shaped by the SDK's own ``serialize_server_result``.
     """
     if not isinstance(message, str):
         raise TypeError(f"form_request: message must be a str, not {type(message).__name__}")
+    if era is not None and era not in ERAS:
+        raise ValueError(f"form_request: era must be one of {', '.join(ERAS)} or None, not {era!r}")
     schema = requested_schema(schema_or_model)
+    if era == "2026-07-28":
+        schema = _as_sent_in_2026(schema, message)
     return elicitation_to_request({"mode": "form", "message": message, "requestedSchema": schema})
+
+
+def _as_sent_in_2026(schema: dict[str, Any], message: str) -> dict[str, Any]:
+    """The schema as a 2026-07-28 server sends it: an ``InputRequiredResult`` of
+    ``tools/call`` through the SDK's wire serializer for that version."""
+    from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
+    from mcp_types.methods import serialize_server_result
+
+    params = ElicitRequestFormParams(message=message, requested_schema=schema)
+    result = InputRequiredResult(input_requests={"q": ElicitRequest(params=params)})
+    wire = serialize_server_result(
+        "tools/call", "2026-07-28", result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    return wire["inputRequests"]["q"]["params"]["requestedSchema"]  # type: ignore[no-any-return]
 
 
 def url_request(url: str, message: str = "") -> Request:
