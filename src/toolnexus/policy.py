@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._rules import Asked, Rule, read_rule
 from ._sensitive import sensitive_fields
+from ._util import is_async_callable
 from ._wire import Answer, Request
 
 if TYPE_CHECKING:
@@ -76,9 +77,10 @@ class Policy:
     never decline: nobody refused anything, and a server may take a decline as the user's
     final word.
 
-    The policy is a plain resolver: ``elicitation_callback(policy)``. It answers without
-    blocking, but for ``ask``, which returns what ``fallback`` returns (an awaitable for an
-    ``async`` fallback, which the bridge awaits).
+    The policy is a plain resolver, ``elicitation_callback(policy)``, and
+    [`acall`][toolnexus.policy.Policy.acall] is its ``async`` twin (for an ``async``
+    fallback). [`decide`][toolnexus.policy.Policy.decide] tells what the rules say without
+    asking anyone.
 
     Args:
         rules: the rules, in order.
@@ -160,8 +162,12 @@ class Policy:
     def __repr__(self) -> str:
         return f"Policy({len(self.rules)} rules, server={self.server!r})"
 
-    def __call__(self, request: Request) -> Answer | Awaitable[AnswerLike] | AnswerLike:
-        """Answer ``request`` by the first rule that matches it (cancel when none does)."""
+    def decide(self, request: Request) -> tuple[int | None, Answer | None]:
+        """What the rules say about ``request``, without asking anyone.
+
+        Returns the index of the rule that decided (``None`` when no rule matches) and the
+        answer, or ``None`` for a rule that says ``ask`` when there is a fallback to ask.
+        """
         if not isinstance(request, Request):
             raise TypeError(f"Policy expects a Request, not {type(request).__name__}")
         asked = Asked(request)
@@ -169,22 +175,53 @@ class Policy:
             if rule.mismatch(asked, self.server) is not None or not _may_accept(rule, asked):
                 continue
             if rule.action == "ask":
-                if self.fallback is None:
-                    logger.warning(
-                        "elicitation %s: rule %d says ask, but the policy has no fallback; cancel sent",
-                        request.id,
-                        rule.index,
-                    )
-                    return Answer(request.id, False, None, "cancelled")
-                return self.fallback(request)
+                if self.fallback is not None:
+                    return rule.index, None
+                logger.warning(
+                    "elicitation %s: rule %d says ask, but the policy has no fallback; cancel sent",
+                    request.id,
+                    rule.index,
+                )
+                return rule.index, Answer(request.id, False, None, "cancelled")
             if rule.action == "accept" and request.kind == "input":
                 content = _fitted(rule, asked)
                 if content is None:
-                    return Answer(request.id, False, None, "cancelled")
-                return rule.answer(request, content)
-            return rule.answer(request)
+                    return rule.index, Answer(request.id, False, None, "cancelled")
+                return rule.index, rule.answer(request, content)
+            return rule.index, rule.answer(request)
         logger.info("elicitation %s: no rule matches; cancel sent", request.id)
-        return Answer(request.id, False, None, "cancelled")
+        return None, Answer(request.id, False, None, "cancelled")
+
+    def __call__(self, request: Request) -> AnswerLike:
+        """Answer ``request`` by the first rule that matches it (cancel when none does).
+
+        A plain resolver: the bridge runs it in a worker thread, so a blocking fallback
+        (the terminal) blocks no event loop. With an ``async`` fallback, use
+        [`acall`][toolnexus.policy.Policy.acall]; this raises ``TypeError`` when it would
+        have to ask one.
+        """
+        _, answer = self.decide(request)
+        if answer is not None:
+            return answer
+        fallback = self.fallback
+        if is_async_callable(fallback):
+            raise TypeError("Policy: the fallback is async; hand policy.acall to the bridge instead")
+        return cast("Callable[[Request], AnswerLike]", fallback)(request)
+
+    async def acall(self, request: Request) -> AnswerLike:
+        """The same as calling it, as an ``async def`` resolver: an ``async`` fallback is
+        awaited, a plain one runs in a worker thread."""
+        _, answer = self.decide(request)
+        if answer is not None:
+            return answer
+        fallback = self.fallback
+        assert fallback is not None  # decide() answers itself when there is none
+        if is_async_callable(fallback):
+            return await cast("Callable[[Request], Awaitable[AnswerLike]]", fallback)(request)
+        import anyio.to_thread
+
+        result = await anyio.to_thread.run_sync(fallback, request)
+        return cast("AnswerLike", result)
 
 
 def _load_toml(file: Path, text: str) -> Any:
