@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
+from ._cli_answers import add_options as add_answer_options
+from ._cli_answers import answering
 from ._log import log_traffic
 from ._wire import Answer, Request
 from .console import ConsoleResolver
@@ -328,7 +330,11 @@ def _error_line(text: str) -> str:
 
 def _resolver_and_log(args: argparse.Namespace, stack: list[TextIO]) -> tuple[ConsoleResolver, Any]:
     resolver = ConsoleResolver(args.server_name, open_browser=not args.no_browser)
-    wait_for: Callable[[Request], Answer] = resolver
+    # --answers / --accept-defaults (call only): see _cli_answers.
+    try:
+        wait_for: Callable[[Request], Answer] = answering(args, resolver)
+    except (OSError, ValueError) as err:
+        raise _CliError(EXIT_USAGE, f"--answers: {err}") from None
     if args.log:
         try:
             log_file = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - closed by main
@@ -340,7 +346,7 @@ def _resolver_and_log(args: argparse.Namespace, stack: list[TextIO]) -> tuple[Co
             log_file.write(line + "\n")
             log_file.flush()
 
-        wait_for = log_traffic(resolver, write, values=args.log_values)
+        wait_for = log_traffic(wait_for, write, values=args.log_values)
     return resolver, wait_for
 
 
@@ -463,6 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _cli_durable.add_park_option(call)
     _cli_durable.add_commands(commands)
+    add_answer_options(call)  # --answers FILE, --accept-defaults: see _cli_answers
     return parser
 
 

@@ -40,8 +40,12 @@ from . import form_request, url_request
 
 __all__ = ["answers_for", "forms", "requests"]
 
+# A fixed alphabet, wide enough to matter (accents, CJK, an emoji, a zero-width space, a
+# bidi override, an escape, a line break): st.text() without one builds Hypothesis's Unicode
+# table on first use, which takes seconds and trips its too_slow health check.
+_CHARS = string.ascii_letters + string.digits + string.punctuation + " éßΩ中😀\u200b\u202e\x1b\n\t"
 _NAME = st.text(alphabet=string.ascii_letters + "_", min_size=1, max_size=12)
-_TEXT = st.text(max_size=30)
+_TEXT = st.text(alphabet=_CHARS, max_size=30)
 _WORD = st.text(alphabet=string.ascii_lowercase + string.digits, min_size=1, max_size=10)
 
 
@@ -180,7 +184,7 @@ def _text_value(field: Field) -> st.SearchStrategy[Any]:
         )
     low = field.min_length or 0
     high = field.max_length if field.max_length is not None else low + 20
-    return st.text(min_size=low, max_size=high)
+    return st.text(alphabet=_CHARS, min_size=low, max_size=high)
 
 
 def _number_value(field: Field) -> st.SearchStrategy[Any]:
@@ -238,9 +242,9 @@ def _wrong(field: Field) -> st.SearchStrategy[Any]:
     }
     options = [wrong_type[field.type]]
     if field.max_length is not None:
-        options.append(st.text(min_size=field.max_length + 1, max_size=field.max_length + 5))
+        options.append(st.text(alphabet=_CHARS, min_size=field.max_length + 1, max_size=field.max_length + 5))
     if field.min_length:
-        options.append(st.text(max_size=field.min_length - 1))
+        options.append(st.text(alphabet=_CHARS, max_size=field.min_length - 1))
     if field.minimum is not None and field.type in ("number", "integer"):
         options.append(st.integers(max_value=int(field.minimum) - 1))
     if field.maximum is not None and field.type in ("number", "integer"):
