@@ -236,8 +236,7 @@ class ScriptedResolver(_Recorder):
     ``elicit_server`` fixture re-raises it for you.)
 
     It is a plain callable (the bridge runs it in a worker thread) and has an ``async`` twin,
-    [`acall`][toolnexus.testing.ScriptedResolver.acall]; both are safe to call from several
-    threads at once.
+    ``acall``; both are safe to call from several threads at once.
 
     Raises ``TypeError``/``ValueError`` naming the step and the key for a step that cannot
     be right (an unknown key, an unknown action, values with a decline).
