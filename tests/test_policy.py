@@ -89,6 +89,18 @@ def test_a_url_is_accepted_only_by_a_rule_naming_its_exact_host(url: str, accept
     assert answer == ({"ok": True, "data": None, "reason": None} if accepted else CANCEL)
 
 
+def test_url_host_for_an_ipv6_address_and_a_port() -> None:
+    policy = Policy(
+        [{"url_host": "[::1]", "action": "accept"}, {"url_host": "LOCALHOST", "action": "accept"}]
+    )
+    assert outcome(policy(url_request("http://[::1]:8080/cb")))["ok"] is True
+    assert outcome(policy(url_request("http://localhost:8080/cb")))["ok"] is True
+    assert outcome(policy(url_request("http://[::2]/cb"))) == CANCEL
+    for bad in ("auth.example.com:443", "user@auth.example.com", ""):
+        with pytest.raises(ValueError, match="rule 0: url_host must be a bare host name"):
+            Policy([{"url_host": bad, "action": "accept"}])
+
+
 def test_an_accept_rule_without_url_host_passes_a_url_to_the_next_rule() -> None:
     policy = Policy([{"action": "accept", "values": {}}, {"kind": "authorization", "action": "decline"}])
     assert outcome(policy(url_request("https://auth.example.com/")))["reason"] == "declined"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -270,3 +272,31 @@ def test_a_masked_or_broken_log_is_refused_naming_the_line(tmp_path: Path) -> No
     broken.write_text('{"time": 1}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"broken.jsonl:1: not a traffic log event"):
         ReplayResolver.from_log(broken)
+
+
+# --- what importing costs -----------------------------------------------------------------
+
+PROBE = """
+import json, sys
+for name in {blocked!r}:
+    sys.modules[name] = None  # importing it now fails
+import {module}
+heavy = ["mcp.client", "mcp.server", "anyio", "starlette", "pytest", "hypothesis"]
+names = [n for n, m in sys.modules.items() if m is not None]
+print(json.dumps(sorted({{h for h in heavy for n in names if n == h or n.startswith(h + ".")}})))
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked", "expected"),
+    [
+        ("toolnexus.testing, toolnexus.policy", ["pytest", "hypothesis"], []),
+        ("toolnexus.testing.pytest_plugin", ["hypothesis"], ["pytest"]),
+    ],
+)
+def test_the_kit_imports_without_pytest_hypothesis_or_the_sdks_server(
+    module: str, blocked: list[str], expected: list[str]
+) -> None:
+    code = PROBE.format(module=module, blocked=blocked)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == expected

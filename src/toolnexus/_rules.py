@@ -12,6 +12,7 @@ Standard library, the wire values and the form model only.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -98,6 +99,24 @@ def _check_value(where: str, name: str, value: object) -> None:
         f"{where}: values[{name!r}] must be a string, number, boolean, null or a list of strings, "
         f"not {type(value).__name__}"
     )
+
+
+def _bare_host(where: str, value: str) -> str:
+    """A rule's ``url_host`` as ``urlsplit(url).hostname`` gives a URL's: lower case, an IPv6
+    address without its brackets."""
+    host = value.lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            host = ""
+    if not host or any(ch in host for ch in "/@?# ") or not host.isprintable():
+        raise ValueError(
+            f"{where}: url_host must be a bare host name such as 'auth.example.com', not {value!r}"
+        )
+    return host
 
 
 @dataclass(frozen=True)
@@ -206,9 +225,7 @@ def read_rule(
             if not isinstance(value, str):
                 raise TypeError(f"{where}: {key} must be a string, not {type(value).__name__}")
             if key == "url_host":
-                if not value or "/" in value or ":" in value.strip("[]"):
-                    raise ValueError(f"{where}: url_host must be a bare host name such as 'auth.example.com'")
-                value = value.lower()
+                value = _bare_host(where, value)
             found[key] = value
     if "prompt" in rule and regex:
         try:

@@ -56,7 +56,7 @@ _STEP_KEYS = ("prompt", "fields", "kind", "url_host", "action", "values")
 _STEP_ACTIONS = ("accept", "decline", "cancel")
 
 
-def requested_schema(schema_or_model: Mapping[str, Any] | type[BaseModel]) -> dict[str, Any]:
+def _requested_schema(schema_or_model: Mapping[str, Any] | type[BaseModel]) -> dict[str, Any]:
     """The ``requestedSchema`` for a JSON schema (copied) or a pydantic model.
 
     A model's schema is made by the SDK's own ``render_elicitation_schema``, the function
@@ -120,7 +120,7 @@ def form_request(
         raise TypeError(f"form_request: message must be a str, not {type(message).__name__}")
     if era is not None and era not in ERAS:
         raise ValueError(f"form_request: era must be one of {', '.join(ERAS)} or None, not {era!r}")
-    schema = requested_schema(schema_or_model)
+    schema = _requested_schema(schema_or_model)
     if era == "2026-07-28":
         schema = _as_sent_in_2026(schema, message)
     return elicitation_to_request({"mode": "form", "message": message, "requestedSchema": schema})
@@ -476,7 +476,7 @@ async def elicit_through_server(
         raise TypeError(f"elicit_through_server: message must be a str, not {type(message).__name__}")
     if url is not None and not isinstance(url, str):
         raise TypeError(f"elicit_through_server: url must be a str, not {type(url).__name__}")
-    rendered = None if schema is None else requested_schema(schema)
+    rendered = None if schema is None else _requested_schema(schema)
     caught: list[AssertionError] = []
     wrapped = _catching(resolver, caught)
     result = await run_elicitation(wrapped, rendered, url, message, era, options)
