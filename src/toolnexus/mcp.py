@@ -7,6 +7,8 @@
 - ``result_for`` makes the ``ElicitResult`` for an answer as the callback does (defaults,
   validation); ``validate_content`` checks a form's answers against the requested schema,
   read by the form model, ``toolnexus.forms``.
+- ``call_tool`` calls a tool and answers a "URL elicitation required" error (``-32042``)
+  with the same resolver; ``ElicitationCompletions`` hears the server say a URL is done.
 - ``sensitive_fields`` spots the fields of a form that look like they ask for a secret.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
@@ -18,13 +20,25 @@ from __future__ import annotations
 from ._callback import AnswerProblemError, WaitFor, elicitation_callback, result_for
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._sensitive import sensitive_fields
+from ._url_required import (
+    MAX_URL_ELICITATIONS,
+    URL_ELICITATION_REQUIRED,
+    ElicitationCompletions,
+    UrlElicitationRefusedError,
+    call_tool,
+)
 from .forms import validate_content
 
 __all__ = [
+    "MAX_URL_ELICITATIONS",
+    "URL_ELICITATION_REQUIRED",
     "AnswerProblemError",
+    "ElicitationCompletions",
     "ElicitationParams",
+    "UrlElicitationRefusedError",
     "WaitFor",
     "answer_to_elicit_result",
+    "call_tool",
     "elicitation_callback",
     "elicitation_to_request",
     "new_request_id",

@@ -1,0 +1,167 @@
+"""An MCP server for the edges: URL elicitation by error (-32042), questions asked the 2025-11-25
+way, hostile text, structured results, the environment and stderr.
+
+It runs in process (``mcp.Client(build_server())``) or as a stdio subprocess (``python
+path/to/edge_server.py``; it needs only the SDK). Each process also serves a small "sign-in
+site" over HTTP on 127.0.0.1: the URLs its ``-32042`` errors carry point there, and a GET
+of one (the user "finishing in the browser") makes the server send
+``notifications/elicitation/complete`` for that elicitation, as a real server does when
+its OAuth callback arrives.
+
+Tools:
+
+- ``needs_sign_in(tag, count=1, complete=True)``: the first call for a ``tag`` raises
+  ``UrlElicitationRequiredError`` with ``count`` URL elicitations; the next call for that tag
+  succeeds (``"signed in: <tag> after <n> visits"``, counting the URLs visited). With
+  ``complete=False`` a visit does not send the completion notification; a visit to
+  ``/done/unknown`` sends one for an id nobody asked about.
+- ``ask_legacy_way()``: ``ctx.elicit`` without catching its failure: under 2026-07-28 the
+  tool fails with the SDK's "no back-channel" error; under the legacy era it asks a name.
+- ``hostile_text()``: a result, a log message and nothing else, full of terminal escapes
+  and bidi controls.
+- ``hostile_error()``, ``hostile_rpc_error()``: fail with such text (a tool error, a JSON-RPC
+  error).
+- ``structured(n)``: a result with structured content ``{"n": n, "double": 2n}``.
+- ``env(name)``: the value of an environment variable in the server process (``null``).
+- ``to_stderr(text)``: writes ``text`` to the server's stderr and returns ``"written"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+import warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams
+from pydantic import BaseModel
+
+__all__ = ["HOSTILE", "build_server"]
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[8mhidden\x1b[0m Password: \u202eevil\u202c end"
+"""Text that would retitle the window, clear the screen, conceal text and reverse it."""
+
+
+class Name(BaseModel):
+    name: str
+
+
+class _SignInSite:
+    """The HTTP side of the sign-in: a visit to ``/done/<id>`` completes elicitation ``id``."""
+
+    def __init__(self) -> None:
+        self.visits: dict[str, int] = {}
+        self.waiting: dict[str, tuple[Any, asyncio.AbstractEventLoop, bool]] = {}
+        self._lock = threading.Lock()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.visit(self.path.rsplit("/", 1)[-1])
+                body = b"signed in; you may close this page\n"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self._http.server_address[1]}"
+        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+
+    def visit(self, elicitation_id: str) -> None:
+        with self._lock:
+            self.visits[elicitation_id] = self.visits.get(elicitation_id, 0) + 1
+            entry = self.waiting.get(elicitation_id)
+            if elicitation_id == "unknown" and self.waiting:
+                entry = next(iter(self.waiting.values()))
+        if entry is None:
+            return
+        session, loop, complete = entry
+        if complete:
+            future = asyncio.run_coroutine_threadsafe(session.send_elicit_complete(elicitation_id), loop)
+            future.result(timeout=10)
+
+    def expect(self, elicitation_id: str, session: Any, complete: bool) -> None:
+        with self._lock:
+            self.waiting[elicitation_id] = (session, asyncio.get_running_loop(), complete)
+
+
+def build_server(name: str = "edge-server") -> MCPServer:
+    server = MCPServer(name)
+    site = _SignInSite()
+    issued: dict[str, list[str]] = {}
+
+    @server.tool()
+    async def needs_sign_in(tag: str, ctx: Context, count: int = 1, complete: bool = True) -> str:
+        """Needs the user to sign in at a URL first (-32042), then succeeds."""
+        if tag in issued:
+            visited = sum(site.visits.get(eid, 0) for eid in issued.pop(tag))
+            return f"signed in: {tag} after {visited} visits"
+        ids = [f"{tag}-{n}" for n in range(1, count + 1)]
+        issued[tag] = ids
+        for eid in ids:
+            site.expect(eid, ctx.session, complete)
+        raise UrlElicitationRequiredError(
+            [
+                ElicitRequestURLParams(
+                    message=f"Sign in ({eid})", url=f"{site.base}/done/{eid}", elicitation_id=eid
+                )
+                for eid in ids
+            ]
+        )
+
+    @server.tool()
+    async def ask_legacy_way(ctx: Context) -> str:
+        """Asks with ctx.elicit, and lets its failure through."""
+        answer = await ctx.elicit("What is your name?", Name)
+        return f"{answer.action}: {answer.data.name if answer.action == 'accept' else ''}"
+
+    @server.tool()
+    async def hostile_text(ctx: Context) -> str:
+        """Text full of terminal escapes, as a result and as a log message."""
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; this is a legacy-era test
+            warnings.simplefilter("ignore", DeprecationWarning)
+            await ctx.warning(f"log: {HOSTILE}")
+        return f"result: {HOSTILE}"
+
+    @server.tool()
+    async def hostile_error() -> str:
+        """Fails (a tool error) with text full of terminal escapes."""
+        raise ToolError(f"error: {HOSTILE}")
+
+    @server.tool()
+    async def hostile_rpc_error() -> str:
+        """Fails (a JSON-RPC error) with text full of terminal escapes."""
+        raise MCPError(-32001, f"rpc error: {HOSTILE}")
+
+    @server.tool()
+    async def structured(n: int) -> dict[str, int]:
+        """A structured result."""
+        return {"n": n, "double": 2 * n}
+
+    @server.tool()
+    async def env(name: str) -> str:
+        """An environment variable of the server process."""
+        return repr(os.environ.get(name))
+
+    @server.tool()
+    async def to_stderr(text: str) -> str:
+        """Writes to the server's stderr."""
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        return "written"
+
+    return server
+
+
+if __name__ == "__main__":
+    build_server().run("stdio")
