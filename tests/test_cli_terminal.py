@@ -191,7 +191,7 @@ def test_a_second_ctrl_c_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
         term.wait_for("environment: ")
         time.sleep(0.5)  # let it settle into its read, as a person would take a moment
         term.type(b"\x03")
-        term.wait_for("(press Ctrl-C again to quit)")
+        term.wait_for("(press Ctrl-C again within 5 s to quit)")
         term.wait_for("Result: Deploy cancelled: nothing was deployed.")
         # The second, at the next question, stops the whole command.
         term.wait_for("Open this URL in your browser? [y/N] ")

@@ -790,7 +790,7 @@ def terminal_resolver(lines: str) -> tuple[ConsoleResolver, io.StringIO]:
 def test_first_ctrl_c_cancels_the_question_and_the_second_quits() -> None:
     resolver, out = terminal_resolver("^C\nstaging\n^C\n")
     assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
-    assert "(press Ctrl-C again to quit)" in out.getvalue()
+    assert "(press Ctrl-C again within 5 s to quit)" in out.getvalue()
     assert not resolver.quit_requested
     assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
     assert resolver.quit_requested
@@ -862,3 +862,52 @@ def test_a_nullable_field_of_an_mcp1_server_is_asked_as_optional() -> None:
     answer, text = ask(form(schema), "\n\n")
     assert answer == Answer("req-1", True, {})
     assert "text · optional" in text
+
+
+def test_a_second_ctrl_c_long_after_the_first_counts_as_a_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolnexus.console as console
+
+    clock = [1000.0]
+    monkeypatch.setattr(console, "_now", lambda: clock[0])
+    resolver, out = terminal_resolver("^C\n^C\n^C\n")
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    clock[0] += console.QUIT_WINDOW + 1  # hours later, as far as the window is concerned
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert not resolver.quit_requested
+    assert out.getvalue().count("(press Ctrl-C again within 5 s to quit)") == 2
+    clock[0] += console.QUIT_WINDOW - 1  # within the window of the second: quits
+    assert resolver(form(DEPLOY_SCHEMA)).reason == "cancelled"
+    assert resolver.quit_requested
+
+
+def waiting_resolver(lines: str) -> tuple[ConsoleResolver, io.StringIO, Any]:
+    """A console whose URL request is one a -32042 retry waits on (registered as call_tool does)."""
+    from toolnexus.mcp import ElicitationCompletions
+
+    completions = ElicitationCompletions()
+    out = io.StringIO()
+    resolver = ConsoleResolver(
+        "s", stdin=io.StringIO(lines), stdout=out, colour=False, open_browser=False, completions=completions
+    )
+    return resolver, out, completions
+
+
+def test_a_url_a_retry_waits_on_asks_for_enter_after_opening() -> None:
+    resolver, out, completions = waiting_resolver("y\n\n")
+    request = auth("https://example.com/sign-in")
+    completions._expect("el-1", request.id)
+    assert resolver(request) == Answer("auth-1", True)
+    assert "Press Enter when you have finished in the browser: \n" in out.getvalue()
+
+
+def test_cancel_while_waiting_for_the_browser() -> None:
+    resolver, _, completions = waiting_resolver("y\n:cancel\n")
+    request = auth("https://example.com/sign-in")
+    completions._expect("el-1", request.id)
+    assert resolver(request).reason == "cancelled"
+
+
+def test_a_url_asked_mid_call_does_not_wait() -> None:
+    resolver, out, _ = waiting_resolver("y\n")
+    assert resolver(auth("https://example.com/sign-in")) == Answer("auth-1", True)
+    assert "Press Enter" not in out.getvalue()

@@ -24,8 +24,9 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from ._sensitive import sensitive_fields
@@ -33,7 +34,16 @@ from ._util import escape_text as _clean
 from ._wire import Answer, Request
 from .forms import FORMATS, Field, Form, FormError, read_form
 
-__all__ = ["ConsoleResolver", "url_warnings"]
+if TYPE_CHECKING:
+    from ._url_required import ElicitationCompletions
+
+__all__ = ["QUIT_WINDOW", "ConsoleResolver", "url_warnings"]
+
+QUIT_WINDOW = 5.0
+"""Seconds after a Ctrl-C at a prompt in which a second one quits; a later one counts as a
+first again."""
+
+_now = time.monotonic
 
 _YES_NO = {"y": "y", "yes": "y", "n": "n", "no": "n"}
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
@@ -307,7 +317,8 @@ class ConsoleResolver:
 
     ``:decline`` or ``:cancel`` at any prompt declines or cancels the whole request; end of
     input and Ctrl-C cancel it (Ctrl-C reaches only a resolver running in the main thread).
-    A second Ctrl-C, or end of input at a terminal, also sets :attr:`quit_requested`.
+    A second Ctrl-C within [`QUIT_WINDOW`][toolnexus.console.QUIT_WINDOW] seconds of the
+    first, or end of input at a terminal, also sets :attr:`quit_requested`.
     Requests that arrive at once (parallel tool calls) are asked one after the other, never
     interleaved.
 
@@ -324,6 +335,11 @@ class ConsoleResolver:
         colour: use ANSI colour; ``None`` decides by whether ``stdout`` is a terminal
             (and ``NO_COLOR`` is unset).
         attempts: how many times a field is asked before the request is cancelled.
+        completions: the client's [`ElicitationCompletions`][toolnexus.mcp.ElicitationCompletions].
+            For a URL the server needs visited before it retries a call (a ``-32042``
+            error, answered with [`call_tool`][toolnexus.mcp.call_tool]), the console then
+            waits, once the URL is opened, until the user presses Enter or the server says
+            the user finished there (it says so, and stops waiting).
     """
 
     def __init__(
@@ -335,6 +351,7 @@ class ConsoleResolver:
         open_browser: bool = True,
         colour: bool | None = None,
         attempts: int = 3,
+        completions: ElicitationCompletions | None = None,
     ) -> None:
         if server_name is not None and not isinstance(server_name, str):
             kind = type(server_name).__name__
@@ -357,8 +374,11 @@ class ConsoleResolver:
         # On the process's own terminal, the built-in input() (with line editing when the
         # host has loaded readline); on other streams, their own read and write.
         self._use_input = self._interactive and stdin is None and stdout is None
-        self._interrupts = 0
+        self._last_interrupt: float | None = None
         self._quit = False
+        self.completions = completions
+        """Where the console learns that the server saw the user finish at a URL (see
+        [`ElicitationCompletions`][toolnexus.mcp.ElicitationCompletions])."""
 
     @property
     def quit_requested(self) -> bool:
@@ -403,12 +423,7 @@ class ConsoleResolver:
         except EOFError:
             line = None
         except KeyboardInterrupt:
-            self._say()
-            self._interrupts += 1
-            if self._interrupts > 1:
-                self._quit = True
-            else:
-                self._say(self._style("(press Ctrl-C again to quit)", "2"))
+            self._interrupted()
             raise _CancelledError from None
         if line is None:
             self._say("(end of input)" if not self._interactive else "")
@@ -421,6 +436,17 @@ class ConsoleResolver:
         if text == ":cancel":
             raise _CancelledError
         return text
+
+    def _interrupted(self) -> None:
+        """A Ctrl-C at a prompt: the second within [`QUIT_WINDOW`][toolnexus.console.QUIT_WINDOW]
+        seconds of the first asks to quit."""
+        self._say()
+        now = _now()
+        if self._last_interrupt is not None and now - self._last_interrupt <= QUIT_WINDOW:
+            self._quit = True
+        else:
+            self._last_interrupt = now
+            self._say(self._style(f"(press Ctrl-C again within {QUIT_WINDOW:g} s to quit)", "2"))
 
     @contextlib.contextmanager
     def _no_echo(self, active: bool) -> Iterator[None]:
@@ -544,6 +570,50 @@ class ConsoleResolver:
             self._say("Opened in your browser.")
         else:
             self._say(f"Open this URL by hand: {_clean(url)}")
+        done = self.completions.completion(request.id) if self.completions is not None else None
+        if done is not None:
+            self._await_return(done)
+
+    def _await_return(self, done: threading.Event) -> None:
+        """The server retries the call once the user is back from the browser: wait for
+        Enter, or for the server's word that the user finished there."""
+        prompt = "Press Enter when you have finished in the browser: "
+        fd = self._fileno()
+        if fd is None:  # a stream select() cannot watch: Enter only
+            if not done.is_set():
+                self._read(prompt)
+            return
+        import select
+
+        self._out.write(prompt)
+        self._out.flush()
+        while not done.is_set():
+            try:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+            except KeyboardInterrupt:
+                self._interrupted()
+                raise _CancelledError from None
+            if ready:
+                line = self._in.readline()
+                if line and not self._interactive:
+                    self._say(line.rstrip("\r\n"))
+                elif not line:
+                    self._say()
+                if line.strip() == ":decline":
+                    raise _DeclinedError
+                if line.strip() == ":cancel":
+                    raise _CancelledError
+                return
+        self._say()
+        self._say(self._style("The server says you have finished there.", "32"))
+
+    def _fileno(self) -> int | None:
+        if sys.platform == "win32":  # select() takes only sockets there
+            return None
+        try:
+            return self._in.fileno()
+        except (AttributeError, ValueError, OSError):
+            return None
 
     # --- form mode -----------------------------------------------------------------------
 
