@@ -179,6 +179,7 @@ def run_session(session: Session, directory: Path, http_url: str) -> Session:
         cwd=directory,
         timeout=120,
         check=False,
+        start_new_session=True,  # no controlling terminal: the dialogue goes to stderr
     )
     return session
 
@@ -206,24 +207,24 @@ def result_line(session: Session) -> str:
 def test_demo_unattended_runs_to_the_end_and_exits_0(sessions: dict[str, Session]) -> None:
     s = sessions["demo-unattended"]
     assert s.code == 0, s.err
-    assert "[1/3] deploy" in s.out
-    assert "[2/3] sign_in" in s.out
-    assert "[3/3] connect_database" in s.out
-    assert "Result: Deploy cancelled: nothing was deployed." in s.out
-    assert "Result: Sign-in cancelled." in s.out
-    assert "Result: Database login cancelled: not connected." in s.out
-    assert s.out.count("(end of input)") == 3
+    assert "[1/3] deploy" in s.err
+    assert "[2/3] sign_in" in s.err
+    assert "[3/3] connect_database" in s.err
+    assert "Result: Deploy cancelled: nothing was deployed." in s.err
+    assert "Result: Sign-in cancelled." in s.err
+    assert "Result: Database login cancelled: not connected." in s.err
+    assert s.err.count("(end of input)") == 3
     assert s.browser_opened() == []
 
 
 def test_demo_answers_everything_in_the_legacy_era(sessions: dict[str, Session]) -> None:
     s = sessions["demo-all-yes-legacy"]
     assert s.code == 0, s.err
-    assert f"Result: {DEPLOYED_DEFAULTS}" in s.out
-    assert "Result: Sign-in page opened" in s.out
-    assert "Result: Connected to the demo database as ada." in s.out
+    assert f"Result: {DEPLOYED_DEFAULTS}" in s.err
+    assert "Result: Sign-in page opened" in s.err
+    assert "Result: Connected to the demo database as ada." in s.err
     assert s.browser_opened() == [SIGN_IN_URL]
-    assert "hunter2" not in s.out  # the secret is not echoed
+    assert "hunter2" not in s.err  # the secret is not echoed
 
 
 def test_demo_log_has_each_request_and_masked_answer(sessions: dict[str, Session]) -> None:
@@ -253,11 +254,11 @@ def test_demo_in_the_2026_era_declines_and_logs_values(sessions: dict[str, Sessi
     s = sessions["demo-all-no-2026"]
     assert s.code == 0, s.err
     # Pinned to 2026-07-28 (no discover probe), the server is still named.
-    assert s.out.count("── toolnexus-demo asks ──") == 3
-    assert "The MCP server asks" not in s.out
-    assert "Result: Deployed to staging with 1 replica; nobody is notified; note: hello." in s.out
-    assert "Result: Sign-in declined." in s.out
-    assert "Result: Database login declined: not connected." in s.out
+    assert s.err.count("── toolnexus-demo asks ──") == 3
+    assert "The MCP server asks" not in s.err
+    assert "Result: Deployed to staging with 1 replica; nobody is notified; note: hello." in s.err
+    assert "Result: Sign-in declined." in s.err
+    assert "Result: Database login declined: not connected." in s.err
     answers = [r["answer"] for r in s.log_records() if r["event"] == "answer"]
     assert answers[0]["data"] == {"environment": "staging", "replicas": 1, "notify": False, "note": "hello"}
     assert [a.get("reason") for a in answers] == [None, "declined", "declined"]
@@ -270,23 +271,23 @@ def test_defaults_are_taken_with_enter(sessions: dict[str, Session]) -> None:
     s = sessions["defaults"]
     assert s.code == 0, s.err
     assert result_line(s) == DEPLOYED_DEFAULTS
-    assert "notify [Y/n]: \n" in s.out
-    assert "note [routine deploy]: \n" in s.out
+    assert "notify [Y/n]: \n" in s.err
+    assert "note [routine deploy]: \n" in s.err
 
 
 def test_wrong_answers_are_asked_again(sessions: dict[str, Session]) -> None:
     s = sessions["re-ask"]
     assert s.code == 0, s.err
-    assert "'environment' must be one of: staging, production" in s.out
-    assert "'replicas' must be at most 10" in s.out
-    assert "'replicas' must be an integer" in s.out
+    assert "'environment' must be one of: staging, production" in s.err
+    assert "'replicas' must be at most 10" in s.err
+    assert "'replicas' must be an integer" in s.err
     assert result_line(s).startswith("Deployed to production with 4 replicas;")
 
 
 def test_three_wrong_answers_cancel(sessions: dict[str, Session]) -> None:
     s = sessions["re-ask-exhausted"]
     assert s.code == 0, s.err
-    assert "no valid answer after 3 tries" in s.out
+    assert "no valid answer after 3 tries" in s.err
     assert result_line(s) == "Deploy cancelled: nothing was deployed."
 
 
@@ -294,7 +295,7 @@ def test_review_n_declines(sessions: dict[str, Session]) -> None:
     s = sessions["review-n"]
     assert (
         "Review:\n  Environment: staging\n  Replicas: 2\n  Notify the team: yes\n  Note: routine deploy\n"
-        in s.out
+        in s.err
     )
     assert result_line(s) == "Deploy declined: nothing was deployed."
 
@@ -302,8 +303,8 @@ def test_review_n_declines(sessions: dict[str, Session]) -> None:
 def test_review_e_edits_before_sending(sessions: dict[str, Session]) -> None:
     s = sessions["review-e"]
     assert s.code == 0, s.err
-    assert s.out.count("Review:") == 2
-    assert "replicas [2]: \n" in s.out
+    assert s.err.count("Review:") == 2
+    assert "replicas [2]: \n" in s.err
     assert (
         result_line(s) == "Deployed to production with 2 replicas; nobody is notified; note: routine deploy."
     )
@@ -311,9 +312,9 @@ def test_review_e_edits_before_sending(sessions: dict[str, Session]) -> None:
 
 def section(session: Session, tool: str) -> str:
     """What ``toolnexus demo`` showed for one of its tools, up to the next tool."""
-    start = session.out.index(f"] {tool}: ")
-    end = session.out.find("\n[", start)
-    return session.out[start : end if end != -1 else None]
+    start = session.err.index(f"] {tool}: ")
+    end = session.err.find("\n[", start)
+    return session.err[start : end if end != -1 else None]
 
 
 @pytest.mark.parametrize(
@@ -373,18 +374,18 @@ def test_url_consent_n_declines(sessions: dict[str, Session]) -> None:
 
 def test_url_consent_y_without_browser_prints_the_url(sessions: dict[str, Session]) -> None:
     s = sessions["url-no-browser"]
-    assert f"Open this URL by hand: {SIGN_IN_URL}" in s.out
+    assert f"Open this URL by hand: {SIGN_IN_URL}" in s.err
     assert s.browser_opened() == []
     assert result_line(s).startswith("Sign-in page opened")
 
 
 def test_url_warnings_for_http_punycode_and_user_name(sessions: dict[str, Session]) -> None:
     s = sessions["url-warnings"]
-    assert f"  URL:  {SUSPICIOUS_URL}\n" in s.out
-    assert "  Host: xn--pple-43d.com\n" in s.out
-    assert "! the URL is not https" in s.out
-    assert "! the host is punycode (it reads as 'аpple.com')" in s.out
-    assert "! the URL carries a user name or password" in s.out
+    assert f"  URL:  {SUSPICIOUS_URL}\n" in s.err
+    assert "  Host: xn--pple-43d.com\n" in s.err
+    assert "! the URL is not https" in s.err
+    assert "! the host is punycode (it reads as 'аpple.com')" in s.err
+    assert "! the URL carries a user name or password" in s.err
     assert s.browser_opened() == []
     assert result_line(s) == "Sign-in declined."
 
@@ -450,9 +451,9 @@ def test_error_line_is_capped() -> None:
 def test_stdio_server_that_exits_at_start_says_so(sessions: dict[str, Session]) -> None:
     s = sessions["server-exits"]
     assert s.code == 3
-    assert (
-        one_line(s.err)
-        == "toolnexus: cannot connect to the server: the server process exited before it answered"
+    assert one_line(s.err) == (
+        f"toolnexus: cannot connect to the server `{PYTHON} -c 'raise SystemExit(1)'`: "
+        "the server process exited before it answered"
     )
 
 
@@ -460,8 +461,7 @@ def test_server_that_cannot_start_is_one_line_and_exit_3(sessions: dict[str, Ses
     s = sessions["no-server"]
     assert s.code == 3
     line = one_line(s.err)
-    assert line.startswith("toolnexus: cannot connect to the server:")
-    assert "/nonexistent/mcp-server" in line
+    assert line.startswith("toolnexus: cannot connect to the server `/nonexistent/mcp-server --flag`:")
 
 
 @pytest.mark.parametrize(
@@ -538,6 +538,7 @@ def run_call(argv: list[str], stdin: str, directory: Path) -> subprocess.Complet
         cwd=directory,
         timeout=120,
         check=False,
+        start_new_session=True,
     )
 
 
@@ -563,18 +564,15 @@ def test_unreachable_url_is_one_line_and_exit_3(tmp_path: Path) -> None:
     probe.close()  # nothing listens on this port any more
     result = run_call(["--url", f"http://127.0.0.1:{port}/mcp", "deploy"], "", tmp_path)
     assert result.returncode == 3
-    assert one_line(result.stderr).startswith("toolnexus: cannot connect to the server:")
+    assert one_line(result.stderr).startswith(f"toolnexus: cannot connect to http://127.0.0.1:{port}/mcp: ")
 
 
 # --- a closed stdout -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [[TOOLNEXUS, "demo"], [TOOLNEXUS, "call", "--stdio", DEMO_SERVER, "sign_in"]],
-    ids=["written-by-the-client", "written-by-the-resolver"],
-)
-def test_closed_stdout_stops_quietly_with_141(argv: list[str], tmp_path: Path) -> None:
+def test_closed_stdout_stops_quietly_with_141(tmp_path: Path) -> None:
+    # The question goes to stderr (no terminal); the result meets the closed stdout.
+    argv = [TOOLNEXUS, "call", "--stdio", DEMO_SERVER, "sign_in"]
     read_end, write_end = os.pipe()
     os.close(read_end)  # as `| head` does once it has what it wants
     try:
@@ -588,8 +586,11 @@ def test_closed_stdout_stops_quietly_with_141(argv: list[str], tmp_path: Path) -
             cwd=tmp_path,
             timeout=120,
             check=False,
+            start_new_session=True,
         )
     finally:
         os.close(write_end)
     assert result.returncode == 141
-    assert result.stderr == ""
+    assert "→ cancelled" in result.stderr
+    assert "toolnexus:" not in result.stderr
+    assert "Traceback" not in result.stderr
