@@ -222,3 +222,77 @@ def test_ctrl_d_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
     assert screen.rstrip().endswith("toolnexus: interrupted")
     assert "[2/3]" not in screen
     assert "Traceback" not in screen
+
+
+def test_stdout_to_a_file_keeps_the_questions_on_the_terminal(tmp_path: Path) -> None:
+    """``toolnexus call ... > out.txt`` at a terminal: the questions are on the terminal
+    (``/dev/tty``), the file holds the result alone."""
+    import pty
+
+    master, slave = pty.openpty()
+    result_file = tmp_path / "out.txt"
+    demo = f"{sys.executable} -m toolnexus._demo_server"
+    with result_file.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "toolnexus", "call", "--stdio", demo, "deploy"],
+            stdin=slave,
+            stdout=out,
+            stderr=slave,
+            env=dict(os.environ, TERM="xterm-256color"),
+            cwd=tmp_path,
+            preexec_fn=Terminal._controlling_terminal,
+        )
+    os.close(slave)
+    term = Terminal.__new__(Terminal)
+    term.master, term.proc, term.raw, term.cursor = master, proc, b"", 0
+    try:
+        term.wait_for("environment: ")
+        term.type(b"production\r")
+        term.wait_for("replicas: ")
+        term.type(b"3\r")
+        term.wait_for("notify [Y/n]: ")
+        term.type(b"\r")
+        term.wait_for("note [routine deploy]: ")
+        term.type(b"\r")
+        term.wait_for("Send? [Y/n/e] ")
+        term.type(b"\r")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    assert result_file.read_text() == (
+        "Deployed to production with 3 replicas; the team is notified; note: routine deploy.\n"
+    )
+    assert "Deployed to production" not in ANSI.sub("", term.screen)
+
+
+def test_server_text_is_escaped_at_a_terminal(tmp_path: Path) -> None:
+    edge = Path(__file__).resolve().parent / "servers" / "edge_server.py"
+    env = dict(os.environ, TERM="xterm-256color")
+    term = Terminal(
+        [
+            sys.executable,
+            "-m",
+            "toolnexus",
+            "call",
+            "--stdio",
+            f"{sys.executable} {edge}",
+            "hostile_text",
+            "--protocol",
+            "legacy",
+        ],
+        env,
+        tmp_path,
+    )
+    try:
+        term.wait_for("result: ")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    screen = term.screen
+    assert (
+        "result: \\x1b]0;pwned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m Password: \\u202eevil\\u202c end" in screen
+    )
+    assert "\x1b]0;" not in screen
+    assert "\x1b[2J" not in screen
+    assert "\u202e" not in screen
+    assert "toolnexus: warning: the server logs: log: \\x1b]0;pwned" in screen  # the log line, escaped

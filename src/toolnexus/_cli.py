@@ -487,11 +487,13 @@ def _result_text(result: CallToolResult) -> str:
 
 
 def _result_json(result: CallToolResult) -> str:
-    """``--json``: the structured content when the tool gives one, else the whole result."""
+    """``--json``: the structured content when the tool gives one, else ``{"content", "isError"}``."""
     if result.structured_content is not None:
         value: Any = result.structured_content
     else:
-        value = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        value = result.model_dump(
+            mode="json", by_alias=True, include={"content", "is_error"}, exclude_none=True
+        )
     return json.dumps(value, ensure_ascii=False, indent=2)
 
 

@@ -22,7 +22,8 @@ Tools:
 - ``hostile_error()``, ``hostile_rpc_error()``: fail with such text (a tool error, a JSON-RPC
   error).
 - ``structured(n)``: a result with structured content ``{"n": n, "double": 2n}``.
-- ``env(name)``: the value of an environment variable in the server process (``null``).
+- ``env(name)``: ``repr`` of an environment variable in the server process (no structured
+  content).
 - ``to_stderr(text)``: writes ``text`` to the server's stderr and returns ``"written"``.
 """
 
@@ -148,7 +149,7 @@ def build_server(name: str = "edge-server") -> MCPServer:
         """A structured result."""
         return {"n": n, "double": 2 * n}
 
-    @server.tool()
+    @server.tool(structured_output=False)
     async def env(name: str) -> str:
         """An environment variable of the server process."""
         return repr(os.environ.get(name))

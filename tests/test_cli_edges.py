@@ -1,0 +1,413 @@
+"""``toolnexus call`` at the edges, against real servers in real processes.
+
+The server is ``servers/edge_server.py`` over stdio (URL elicitation by error, a tool that
+asks the 2025-11-25 way, hostile text, structured content, the environment, stderr), and,
+when the npm registry is reachable, the reference test server
+``@modelcontextprotocol/server-everything``. Every command runs without a controlling
+terminal (its own session), so its questions go to stderr and stdout holds the result alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from servers.edge_server import HOSTILE
+
+PYTHON = sys.executable
+TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
+TESTS = Path(__file__).resolve().parent
+EDGE = f"{shlex.quote(PYTHON)} {shlex.quote(str(TESTS / 'servers' / 'edge_server.py'))}"
+NPM_DIR = TESTS / ".npm"  # gitignored: where the reference server is installed
+ESCAPES = ("\x1b", "\u202e", "\x07")
+
+
+def browser(directory: Path) -> Path:
+    """A stand-in browser: records the URL and, for the test server's own sign-in site on
+    127.0.0.1, loads it, as the user's browser would (nothing else is fetched)."""
+    script = directory / "browser.sh"
+    load = "import sys, urllib.request as u; u.build_opener(u.ProxyHandler({})).open(sys.argv[1], timeout=10)"
+    fetch = f"{shlex.quote(PYTHON)} -c {shlex.quote(load)}"
+    script.write_text(
+        "#!/bin/sh\n"
+        'printf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n'
+        f'case "$1" in http://127.0.0.1:*) exec {fetch} "$1";; esac\n',
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script
+
+
+def environment(directory: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, BROWSER=str(browser(directory)), **extra)
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def run(directory: Path, args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    directory.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [TOOLNEXUS, "call", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment(directory, **env),
+        cwd=directory,
+        timeout=120,
+        check=False,
+        start_new_session=True,  # no controlling terminal
+    )
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("toolnexus:")]
+
+
+def one_message(stderr: str) -> str:
+    found = lines(stderr)
+    assert len(found) == 1, stderr
+    assert "Traceback" not in stderr
+    return found[0]
+
+
+# Independent runs, started together a few at a time (each is a toolnexus and a server process).
+RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
+    "declined": (["--stdio", EDGE, "needs_sign_in", '{"tag": "d"}'], "n\n", {}),
+    "legacy-way-auto": (["--stdio", EDGE, "ask_legacy_way"], "", {}),
+    "legacy-way-legacy": (["--stdio", EDGE, "ask_legacy_way", "--protocol", "legacy"], "Ada\n\n", {}),
+    "hostile-pipe": (["--stdio", EDGE, "hostile_text", "--protocol", "legacy"], "", {}),
+    "hostile-json": (["--stdio", EDGE, "hostile_text", "--json", "--protocol", "legacy"], "", {}),
+    "hostile-error": (["--stdio", EDGE, "hostile_error"], "", {}),
+    "hostile-rpc-error": (["--stdio", EDGE, "hostile_rpc_error"], "", {}),
+    "structured-json": (["--stdio", EDGE, "structured", '{"n": 21}', "--json"], "", {}),
+    "plain-json": (["--stdio", EDGE, "env", '{"name": "NOPE_NOT_SET"}', "--json"], "", {}),
+    "env-inherited": (
+        ["--stdio", EDGE, "env", '{"name": "TOOLNEXUS_TOKEN"}'],
+        "",
+        {"TOOLNEXUS_TOKEN": "t-1"},
+    ),
+    "env-override": (
+        [
+            "--stdio",
+            EDGE,
+            "--env",
+            "TOOLNEXUS_TOKEN=t-2",
+            "--env",
+            "EMPTY=",
+            "env",
+            '{"name": "TOOLNEXUS_TOKEN"}',
+        ],
+        "",
+        {"TOOLNEXUS_TOKEN": "t-1"},
+    ),
+    "server-stderr": (
+        ["--stdio", EDGE, "--server-stderr", "server.err", "to_stderr", '{"text": "from-the-server"}'],
+        "",
+        {},
+    ),
+    "server-stderr-default": (["--stdio", EDGE, "to_stderr", '{"text": "from-the-server"}'], "", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    root = tmp_path_factory.mktemp("edges")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = {
+            name: pool.submit(run, root / name, args, stdin, **env)
+            for name, (args, stdin, env) in RUNS.items()
+        }
+        done = {name: future.result() for name, future in futures.items()}
+    done["__root__"] = subprocess.CompletedProcess([], 0, str(root), "")
+    return done
+
+
+# --- URL elicitation by error (-32042) ----------------------------------------------------
+
+
+def test_url_elicitation_by_error_completion_stops_the_wait(tmp_path: Path) -> None:
+    """The user consents, the browser loads the URL, the server says it is complete: the
+    console stops waiting for Enter by itself, and the call is retried once."""
+    proc = subprocess.Popen(
+        [TOOLNEXUS, "call", "--stdio", EDGE, "needs_sign_in", '{"tag": "t"}', "--protocol", "legacy"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write("y\n")
+        proc.stdin.flush()  # and stdin stays open: no Enter comes
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert out == "signed in: t after 1 visits\n"
+    assert "Press Enter when you have finished in the browser: " in err
+    assert "The server says you have finished there." in err
+    assert "→ accepted" in err
+    assert len((tmp_path / "opened.txt").read_text().splitlines()) == 1
+
+
+def test_a_declined_url_names_it_and_exits_1(runs: dict[str, Any]) -> None:
+    r = runs["declined"]
+    assert r.returncode == 1
+    message = one_message(r.stderr)
+    assert message.startswith("toolnexus: needs_sign_in: the server needs a URL visited first")
+    assert message.endswith("/done/d-1 (declined)")
+    assert r.stdout == ""
+
+
+# --- the 2025-11-25 way under --protocol auto ----------------------------------------------
+
+
+def test_asking_the_2025_way_under_auto_says_to_use_legacy(runs: dict[str, Any]) -> None:
+    r = runs["legacy-way-auto"]
+    assert r.returncode == 1
+    message = one_message(r.stderr)
+    assert message.startswith(
+        "toolnexus: ask_legacy_way failed: the server asks its questions the 2025-11-25 way"
+    )
+    assert message.endswith("run again with --protocol legacy")
+
+
+def test_and_under_legacy_it_works(runs: dict[str, Any]) -> None:
+    r = runs["legacy-way-legacy"]
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "accept: Ada\n"
+    assert "What is your name?" in r.stderr  # the question went to stderr, not stdout
+
+
+# --- server text: escaped at a terminal and on stderr, unchanged to a pipe ------------------
+
+
+def test_result_to_a_pipe_is_unchanged(runs: dict[str, Any]) -> None:
+    r = runs["hostile-pipe"]
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"result: {HOSTILE}\n"
+
+
+def test_json_result_is_unchanged(runs: dict[str, Any]) -> None:
+    r = runs["hostile-json"]
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"result": f"result: {HOSTILE}"}  # MCPServer's structured wrap
+
+
+def test_server_log_lines_are_one_escaped_line_on_stderr(runs: dict[str, Any]) -> None:
+    r = runs["hostile-pipe"]
+    logged = [line for line in lines(r.stderr) if "the server logs" in line]
+    assert len(logged) == 1, r.stderr
+    assert logged[0].startswith("toolnexus: warning: the server logs: log: \\x1b]0;pwned\\x07")
+    assert "\\u202eevil" in logged[0]
+    assert not any(ch in r.stderr for ch in ESCAPES)
+
+
+@pytest.mark.parametrize("name", ["hostile-error", "hostile-rpc-error"])
+def test_error_messages_are_escaped(runs: dict[str, Any], name: str) -> None:
+    r = runs[name]
+    assert r.returncode == 1
+    message = one_message(r.stderr)
+    assert message.startswith(f"toolnexus: {name.replace('-', '_')} failed: ")
+    assert "\\x1b[2J" in message
+    assert not any(ch in r.stderr for ch in ESCAPES)
+
+
+def test_json_prints_structured_content(runs: dict[str, Any]) -> None:
+    r = runs["structured-json"]
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"n": 21, "double": 42}
+
+
+def test_json_without_structured_content_prints_the_result(runs: dict[str, Any]) -> None:
+    r = runs["plain-json"]
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"content": [{"type": "text", "text": "None"}], "isError": False}
+
+
+# --- the server's environment and stderr ------------------------------------------------------
+
+
+def test_stdio_server_gets_the_users_environment(runs: dict[str, Any]) -> None:
+    assert runs["env-inherited"].stdout == "'t-1'\n"
+
+
+def test_env_option_overrides(runs: dict[str, Any]) -> None:
+    assert runs["env-override"].stdout == "'t-2'\n"
+
+
+def test_server_stderr_goes_to_the_file(runs: dict[str, Any]) -> None:
+    r = runs["server-stderr"]
+    assert r.returncode == 0, r.stderr
+    assert "from-the-server" not in r.stderr
+    root = Path(runs["__root__"].stdout)
+    assert "from-the-server" in (root / "server-stderr" / "server.err").read_text()
+    assert "from-the-server" in runs["server-stderr-default"].stderr
+
+
+# --- usage errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--url", "127.0.0.1:8765/mcp", "t"],
+            "toolnexus: --url: 127.0.0.1:8765/mcp is not an http:// or https:// URL",
+        ),
+        (
+            ["--url", "localhost:8765/mcp", "t"],
+            "toolnexus: --url: localhost:8765/mcp is not an http:// or https://",
+        ),
+        (
+            ["--url", "ftp://example.com/", "t"],
+            "toolnexus: --url: ftp://example.com/ is not an http:// or https://",
+        ),
+        (["--url", "http://x:port/", "t"], "toolnexus: --url: http://x:port/ is not a URL"),
+        (["--stdio", "x", "--env", "NOEQUALS", "t"], "toolnexus: --env: 'NOEQUALS' is not KEY=VALUE"),
+        (
+            ["--url", "http://127.0.0.1:1/", "--env", "A=1", "t"],
+            "toolnexus: --env applies to a server started",
+        ),
+        (["--url", "http://127.0.0.1:1/", "--server-stderr", "f", "t"], "toolnexus: --server-stderr applies"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolnexus._cli import main
+
+    assert main(["call", *args]) == 2
+    err = capsys.readouterr().err
+    assert one_message(err).startswith(message)
+
+
+# --- the connection ends while a question waits ---------------------------------------------------
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+def test_server_dies_while_a_question_waits_withdraws_it_and_exits_3(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [TOOLNEXUS, "call", "--stdio", EDGE, "ask_legacy_way", "--protocol", "legacy"],
+        stdin=subprocess.PIPE,  # open, and never written: the question waits
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    err = b""
+    try:
+        for _ in range(600):  # a limit against a hang, never a speed check
+            ready, _, _ = select.select([proc.stderr], [], [], 0.1)
+            if ready:
+                err += os.read(proc.stderr.fileno(), 65536)
+            if b"name: " in err or proc.poll() is not None:
+                break
+        assert b"name: " in err, err
+        servers = children(proc.pid)
+        assert len(servers) == 1
+        os.kill(servers[0], signal.SIGKILL)
+        proc.wait(timeout=60)  # stdin stays open: only the withdrawal can end the question
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        err += proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    text = err.decode()
+    assert proc.returncode == 3, text
+    assert "(question withdrawn: the connection ended)" in text
+    message = one_message(text)
+    assert message.startswith("toolnexus: ask_legacy_way: the connection to the server `")
+    assert message.endswith("` was lost")
+    assert out == b""
+
+
+# --- the reference test server (npm) ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server_everything() -> str:
+    """The command that runs ``@modelcontextprotocol/server-everything`` over stdio, installed
+    from the npm registry into ``tests/.npm`` (once; later runs reuse it)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("needs node and npm")
+    entry = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if not entry.exists():
+        NPM_DIR.mkdir(exist_ok=True)
+        (NPM_DIR / "package.json").write_text('{"private": true}\n', encoding="utf-8")
+        try:
+            done = subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--silent",
+                    "@modelcontextprotocol/server-everything",
+                ],
+                cwd=NPM_DIR,
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip("the npm registry did not answer within 180 s")
+        if done.returncode != 0 or not entry.exists():
+            pytest.skip(f"cannot install server-everything from npm: {done.stderr.strip()[-300:]}")
+    return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"
+
+
+def test_reference_server_url_elicitation_by_error(server_everything: str, tmp_path: Path) -> None:
+    """``trigger-url-elicitation`` with ``errorPath``: -32042 with a prerequisite URL; once it
+    is accepted the call is retried, and the retry asks for the URL in the middle of the call."""
+    arguments = json.dumps({"url": "https://example.com/flow", "errorPath": True})
+    # y: open the prerequisite; Enter: back from the browser; y: the retry's own URL.
+    r = run(tmp_path, ["--stdio", server_everything, "trigger-url-elicitation", arguments], "y\n\ny\n")
+    assert r.returncode == 0, r.stderr
+    assert "User completed the URL elicitation flow" in r.stdout
+    assert "URL:  https://modelcontextprotocol.io" in r.stderr  # the prerequisite, shown in full
+    assert "URL:  https://example.com/flow" in r.stderr
+    assert (tmp_path / "opened.txt").read_text().splitlines() == [
+        "https://modelcontextprotocol.io",
+        "https://example.com/flow",
+    ]
+
+
+def test_reference_server_url_elicitation_declined(server_everything: str, tmp_path: Path) -> None:
+    arguments = json.dumps({"url": "https://example.com/flow", "errorPath": True})
+    r = run(tmp_path, ["--stdio", server_everything, "trigger-url-elicitation", arguments], "n\n")
+    assert r.returncode == 1
+    assert one_message(r.stderr) == (
+        "toolnexus: trigger-url-elicitation: the server needs a URL visited first, and the user did not "
+        "accept: https://modelcontextprotocol.io (declined)"
+    )
