@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._callback import WaitFor, elicitation_callback
+from ._callback import OnResult, WaitFor, elicitation_callback
 from ._util import is_async_callable
 from ._wire import Request
 
@@ -199,6 +199,7 @@ async def call_tool(
     wait_for: WaitFor,
     timeout: float | None = None,
     completions: ElicitationCompletions | None = None,
+    on_result: OnResult | None = None,
     **kwargs: Any,
 ) -> CallToolResult:
     """``client.call_tool(name, arguments, **kwargs)``, answering a ``-32042`` error with ``wait_for``.
@@ -229,6 +230,8 @@ async def call_tool(
         completions: the client's [`ElicitationCompletions`][toolnexus.mcp.ElicitationCompletions]
             message handler, so that ``wait_for`` can learn that the server saw the user
             finish at a URL while it waits.
+        on_result: the observer of each URL question's result, as for
+            [`elicitation_callback`][toolnexus.mcp.elicitation_callback].
         **kwargs: passed to ``client.call_tool`` (``read_timeout_seconds``, ``meta``, ...).
 
     Raises:
@@ -266,7 +269,7 @@ async def call_tool(
         resolver: WaitFor = wait_for
         if completions is not None and params.elicitation_id:
             resolver = _announcing(wait_for, completions, params.elicitation_id)
-        on_elicitation = elicitation_callback(resolver, timeout=timeout)
+        on_elicitation = elicitation_callback(resolver, timeout=timeout, on_result=on_result)
         context = ClientRequestContext(
             session=client.session, request_id=f"toolnexus-32042-{next(_context_ids)}"
         )

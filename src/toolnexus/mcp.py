@@ -17,7 +17,15 @@ transports.
 
 from __future__ import annotations
 
-from ._callback import AnswerProblemError, WaitFor, elicitation_callback, result_for
+from ._callback import (
+    MAX_ABANDONED_THREADS,
+    AnswerProblemError,
+    OnResult,
+    Outcome,
+    WaitFor,
+    elicitation_callback,
+    result_for,
+)
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._sensitive import sensitive_fields
 from ._url_required import (
@@ -30,11 +38,14 @@ from ._url_required import (
 from .forms import validate_content
 
 __all__ = [
+    "MAX_ABANDONED_THREADS",
     "MAX_URL_ELICITATIONS",
     "URL_ELICITATION_REQUIRED",
     "AnswerProblemError",
     "ElicitationCompletions",
     "ElicitationParams",
+    "OnResult",
+    "Outcome",
     "UrlElicitationRefusedError",
     "WaitFor",
     "answer_to_elicit_result",
