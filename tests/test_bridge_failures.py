@@ -7,12 +7,13 @@ every outcome or error its tools saw), and the failure is logged on the ``toolne
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +71,48 @@ def _raise(secret: str) -> Callable[[Request], Any]:
     return respond
 
 
+class LazyAnswer(Mapping[str, Any]):
+    """A resolver's answer read lazily (from a vault, say): every lookup raises with a secret."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError(f"vault locked: {self._secret}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("id", "ok", "data"))
+
+    def __len__(self) -> int:
+        return 3
+
+
+class LockedData(dict[str, Any]):
+    """Answer data whose reading raises with a secret."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__(name="x")
+        self._secret = secret
+
+    def items(self) -> Any:
+        raise RuntimeError(f"vault locked: {self._secret}")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError(f"vault locked: {self._secret}")
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError(f"vault locked: {self._secret}")
+
+
+def _stray_cancellation(request: Request) -> Any:
+    raise asyncio.CancelledError  # a cancelled UI future the resolver awaited, say
+
+
 def failures(secret: str) -> list[Failure]:
     return [
+        Failure("returns-a-lazy-mapping", lambda request: LazyAnswer(secret)),
+        Failure("answers-locked-data", lambda request: Answer(request.id, True, LockedData(secret))),
+        Failure("raises-a-stray-cancellation", _stray_cancellation),
         Failure("raises", _raise(secret), RuntimeError),
         Failure("returns-an-int", lambda request: 42),
         Failure("returns-a-str", lambda request: f"yes {secret}"),
