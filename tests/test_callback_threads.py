@@ -20,7 +20,11 @@ from toolnexus.mcp import MAX_ABANDONED_THREADS, Outcome, elicitation_callback
 
 pytestmark = pytest.mark.anyio
 
-PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com"}
+PROFILE: dict[str, str | int | float | bool | list[str] | None] = {
+    "name": "Ada Lovelace",
+    "age": 36,
+    "email": "ada@example.com",
+}
 
 
 async def test_a_plain_resolver_runs_on_a_daemon_thread() -> None:
