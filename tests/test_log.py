@@ -160,3 +160,72 @@ def test_server_text_that_could_rewrite_a_terminal_is_escaped_and_reads_back() -
     request = json.loads(lines[0])["request"]
     assert request["prompt"] == hostile
     assert request["data"]["schema"] == schema
+
+
+# --- what the server got, through the callback's observer --------------------------------------
+
+
+PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com", "newsletter": True}
+
+
+@pytest.mark.parametrize("values", [False, True], ids=["masked", "values"])
+def test_the_log_says_what_the_server_got_when_it_differs(values: bool) -> None:
+    """A real server (in process, legacy era): an invalid answer becomes cancel (validation),
+    a slow one cancel (timeout), a partial one gets its default (defaults); a fitting one
+    needs no "sent" line."""
+    import threading
+
+    from servers.elicit_server import build_server
+    from servers.harness import call, connect
+    from toolnexus.mcp import elicitation_callback
+
+    records, sink = collect()
+    release = threading.Event()
+
+    def wait_for(request: Request) -> Answer:
+        tag = request.prompt.rsplit(" ", 1)[-1]
+        if tag == "invalid":
+            return Answer(request.id, True, {**PROFILE, "age": -1})
+        if tag == "slow":
+            release.wait(timeout=30)
+            return Answer(request.id, True, PROFILE)
+        if tag == "partial":
+            return Answer(request.id, True, {k: v for k, v in PROFILE.items() if k != "newsletter"})
+        return Answer(request.id, True, PROFILE)
+
+    logged = log_traffic(wait_for, sink, values=values)
+
+    async def main() -> list[str]:
+        callback = elicitation_callback(logged, timeout=0.3, on_result=logged.sent)
+        async with connect(build_server()[0], "legacy", callback) as client:
+            return [
+                (await call(client, "form_elicit", tag))["action"]
+                for tag in ("invalid", "slow", "partial", "fits")
+            ]
+
+    try:
+        actions = asyncio.run(main())
+    finally:
+        release.set()
+    assert actions == ["cancel", "cancel", "accept", "accept"]
+    sent = [r for r in records if r["event"] == "sent"]
+    assert [(r["result"]["action"], r["reason"]) for r in sent] == [
+        ("cancel", "validation"),
+        ("cancel", "timeout"),
+        ("accept", "defaults"),
+    ]
+    requests = {
+        r["request"]["prompt"].rsplit(" ", 1)[-1]: r["request"]["id"]
+        for r in records
+        if r["event"] == "request"
+    }
+    assert [r["id"] for r in sent] == [requests["invalid"], requests["slow"], requests["partial"]]
+    content = sent[2]["result"]["content"]
+    if values:
+        assert content == {**{k: v for k, v in PROFILE.items() if k != "newsletter"}, "newsletter": False}
+    else:
+        assert content == dict.fromkeys(PROFILE, "***")
+        assert "Ada" not in json.dumps(records)
+    # The resolver's own answer to the invalid question is there too, next to what was sent.
+    answered = [r for r in records if r["event"] == "answer" and r["id"] == requests["invalid"]]
+    assert answered[0]["answer"]["ok"] is True

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult, LoggingMessageNotificationParams
 
+    from ._callback import OnResult
     from ._url_required import ElicitationCompletions
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -547,6 +548,7 @@ class _Connection:
     wait_for: Callable[[Request], Awaitable[Any]]
     completions: ElicitationCompletions
     server: _ServerTarget
+    on_result: OnResult | None = None
 
 
 def _connect_reason(target: _ServerTarget, err: BaseException) -> str:
@@ -586,10 +588,11 @@ def _answering(
 
     completions = ElicitationCompletions()
     resolver = _console(args, output, completions)
-    wait_for = _logged(args, stack, resolver)
+    wait_for, on_result = _logged(args, stack, resolver)
 
     async def work(bridge: Callable[[Request], Awaitable[Any]]) -> int:
-        client = _client(server, args.protocol, elicitation_callback(bridge), completions)
+        callback = elicitation_callback(bridge, on_result=on_result)
+        client = _client(server, args.protocol, callback, completions)
         try:
             await client.__aenter__()
         except Exception as err:
@@ -599,7 +602,7 @@ def _answering(
         try:
             if resolver.server_name is None:
                 resolver.server_name = await _server_name(client)
-            return await body(_Connection(client, bridge, completions, server))
+            return await body(_Connection(client, bridge, completions, server, on_result))
         finally:
             try:
                 await client.__aexit__(None, None, None)
@@ -631,7 +634,12 @@ async def _call(connection: _Connection, tool: str, arguments: dict[str, Any] | 
     client = connection.client
     try:
         return await call_tool(
-            client, tool, arguments, wait_for=connection.wait_for, completions=connection.completions
+            client,
+            tool,
+            arguments,
+            wait_for=connection.wait_for,
+            completions=connection.completions,
+            on_result=connection.on_result,
         )
     except UrlElicitationRefusedError as err:
         raise _CliError(EXIT_TOOL_ERROR, _line(str(err))) from None
@@ -688,8 +696,11 @@ def _console(
     )
 
 
-def _logged(args: argparse.Namespace, stack: contextlib.ExitStack, resolver: ConsoleResolver) -> Any:
-    wait_for: Callable[[Request], Answer] = resolver
+def _logged(
+    args: argparse.Namespace, stack: contextlib.ExitStack, resolver: ConsoleResolver
+) -> tuple[Callable[[Request], Answer], OnResult | None]:
+    """The resolver, wrapped in the traffic log with ``--log``, and the log's observer of
+    what the server got (``None`` without ``--log``)."""
     if args.log:
         try:
             log_file = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - closed by the stack
@@ -701,8 +712,9 @@ def _logged(args: argparse.Namespace, stack: contextlib.ExitStack, resolver: Con
             log_file.write(line + "\n")
             log_file.flush()
 
-        wait_for = log_traffic(resolver, write, values=args.log_values)
-    return wait_for
+        logged = log_traffic(resolver, write, values=args.log_values)
+        return logged, logged.sent
+    return resolver, None
 
 
 # --- commands --------------------------------------------------------------------------

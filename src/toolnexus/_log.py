@@ -14,12 +14,17 @@ import logging
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast, overload
 
 from ._util import UNSAFE_CATEGORIES, is_async_callable, utc_timestamp
 from ._wire import Answer, Request
 
-__all__ = ["MASK", "TRAFFIC_LOGGER", "log_traffic"]
+if TYPE_CHECKING:
+    from mcp_types import ElicitResult
+
+    from ._callback import Outcome
+
+__all__ = ["MASK", "TRAFFIC_LOGGER", "LoggedResolver", "log_traffic"]
 
 MASK = "***"
 """What a masked answer value is written as."""
@@ -28,6 +33,7 @@ TRAFFIC_LOGGER = "toolnexus.traffic"
 """The name of the logger [`log_traffic`][toolnexus.log_traffic] writes to when given none."""
 
 _R = TypeVar("_R")
+_R_co = TypeVar("_R_co", covariant=True)
 
 Sink: TypeAlias = logging.Logger | Callable[[str], object]
 """Where [`log_traffic`][toolnexus.log_traffic] writes: a logger, or a callable taking one line."""
@@ -118,13 +124,40 @@ class _Writer:
         )
 
 
+class LoggedResolver(Protocol[_R_co]):
+    """What [`log_traffic`][toolnexus.log_traffic] returns: the resolver, logged, and the
+    observer that logs what the server got."""
+
+    def __call__(self, request: Request) -> _R_co:
+        """Ask the wrapped resolver, logging the Request and its Answer (or error)."""
+        ...
+
+    def sent(self, request: Request, result: ElicitResult, outcome: Outcome) -> None:
+        """The [`OnResult`][toolnexus.mcp.OnResult] observer for
+        [`elicitation_callback`][toolnexus.mcp.elicitation_callback]: logs the result the
+        server got when it is not the answer as given."""
+        ...
+
+
+def _sent_logger(write: _Writer, values: bool) -> Callable[[Request, ElicitResult, Outcome], None]:
+    def sent(request: Request, result: ElicitResult, outcome: Outcome) -> None:
+        if outcome is None:  # the server got the answer as given: the answer line says it
+            return
+        wire: dict[str, Any] = {"action": result.action}
+        if result.content is not None:
+            wire["content"] = result.content if values else _masked(result.content)
+        write({"time": utc_timestamp(), "event": "sent", "id": request.id, "result": wire, "reason": outcome})
+
+    return sent
+
+
 @overload
 def log_traffic(
     wait_for: Callable[[Request], Awaitable[_R]],
     logger: Sink | None = None,
     *,
     values: bool = False,
-) -> Callable[[Request], Awaitable[_R]]: ...
+) -> LoggedResolver[Awaitable[_R]]: ...
 
 
 @overload
@@ -133,7 +166,7 @@ def log_traffic(
     logger: Sink | None = None,
     *,
     values: bool = False,
-) -> Callable[[Request], _R]: ...
+) -> LoggedResolver[_R]: ...
 
 
 def log_traffic(
@@ -141,13 +174,23 @@ def log_traffic(
     logger: Sink | None = None,
     *,
     values: bool = False,
-) -> Callable[[Request], Any]:
-    """Wrap a resolver so that every Request and its Answer are logged as JSON lines.
+) -> LoggedResolver[Any]:
+    """Wrap a resolver so that every Request and its Answer are logged as JSON lines, and
+    what the server got when it differs.
 
     The wrapper has the same shape as ``wait_for``: an ``async def`` resolver gives an
     ``async`` wrapper, a plain one a plain wrapper, so it fits wherever the resolver did
     (for instance ``elicitation_callback(log_traffic(wait_for))``). What the resolver
     returns, or raises, passes through unchanged.
+
+    What the server got is known to the callback, not to the resolver: hand the wrapper's
+    ``sent`` to it as its observer, and the log also says when the server got something
+    else than the answer (the callback turned it into ``cancel``, or laid defaults in):
+
+    ```python
+    logged = log_traffic(wait_for, write)
+    Client(server, elicitation_callback=elicitation_callback(logged, on_result=logged.sent))
+    ```
 
     Each event is one JSON object on one line:
 
@@ -157,7 +200,11 @@ def log_traffic(
       ``returned`` names the type when the resolver returned something that is not an
       answer);
     - ``{"time", "event": "error", "id", "seconds", "error": <exception type>}`` when the
-      resolver raised. The exception's message is not logged.
+      resolver raised. The exception's message is not logged;
+    - ``{"time", "event": "sent", "id", "result": {"action", "content"?}, "reason"}``
+      (through ``sent``) when the server got something else than the answer: ``reason``
+      is the [`Outcome`][toolnexus.mcp.Outcome] (``"validation"``, ``"timeout"``,
+      ``"error"``, ``"defaults"``, ``"overloaded"``). ``content`` is masked like answers.
 
     ``time`` is RFC 3339 UTC. ``id`` is the request's id.
 
@@ -179,6 +226,7 @@ def log_traffic(
     if not isinstance(values, bool):
         raise TypeError(f"log_traffic: values must be a bool, not {type(values).__name__}")
     write = _Writer(logger)
+    logged: Callable[[Request], Any]
     if is_async_callable(wait_for):
 
         async def logged_async(request: Request) -> Any:
@@ -191,16 +239,20 @@ def log_traffic(
             write.answer(request, started, answer, values)
             return answer
 
-        return logged_async
+        logged = logged_async
+    else:
 
-    def logged(request: Request) -> Any:
-        started = write.request(request)
-        try:
-            answer = wait_for(request)
-        except BaseException as err:
-            write.error(request, started, err)
-            raise
-        write.answer(request, started, answer, values)
-        return answer
+        def logged_sync(request: Request) -> Any:
+            started = write.request(request)
+            try:
+                answer = wait_for(request)
+            except BaseException as err:
+                write.error(request, started, err)
+                raise
+            write.answer(request, started, answer, values)
+            return answer
 
-    return logged
+        logged = logged_sync
+    # A function (so that inspect sees an async one as such) carrying its observer.
+    setattr(logged, "sent", _sent_logger(write, values))  # noqa: B010
+    return cast("LoggedResolver[Any]", logged)
