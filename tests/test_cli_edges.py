@@ -17,12 +17,14 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from http_process import http_server_process
 from servers.edge_server import HOSTILE
 
 PYTHON = sys.executable
@@ -81,17 +83,21 @@ def one_message(stderr: str) -> str:
     return found[0]
 
 
-# Independent runs, started together a few at a time (each is a toolnexus and a server process).
+HTTP = "{edge_http_url}"
+"""Stands for the URL of the one edge server over streamable HTTP (cheaper than a server each)."""
+
+# Independent runs, started together a few at a time (each is a toolnexus process; the stdio
+# ones start a server process too).
 RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
-    "declined": (["--stdio", EDGE, "needs_sign_in", '{"tag": "d"}'], "n\n", {}),
-    "legacy-way-auto": (["--stdio", EDGE, "ask_legacy_way"], "", {}),
-    "legacy-way-legacy": (["--stdio", EDGE, "ask_legacy_way", "--protocol", "legacy"], "Ada\n\n", {}),
-    "hostile-pipe": (["--stdio", EDGE, "hostile_text", "--protocol", "legacy"], "", {}),
-    "hostile-json": (["--stdio", EDGE, "hostile_text", "--json", "--protocol", "legacy"], "", {}),
-    "hostile-error": (["--stdio", EDGE, "hostile_error"], "", {}),
-    "hostile-rpc-error": (["--stdio", EDGE, "hostile_rpc_error"], "", {}),
-    "structured-json": (["--stdio", EDGE, "structured", '{"n": 21}', "--json"], "", {}),
-    "plain-json": (["--stdio", EDGE, "env", '{"name": "NOPE_NOT_SET"}', "--json"], "", {}),
+    "declined": (["--url", HTTP, "needs_sign_in", '{"tag": "d"}'], "n\n", {}),
+    "legacy-way-auto": (["--url", HTTP, "ask_legacy_way"], "", {}),
+    "legacy-way-legacy": (["--url", HTTP, "ask_legacy_way", "--protocol", "legacy"], "Ada\n\n", {}),
+    "hostile-pipe": (["--url", HTTP, "hostile_text", "--protocol", "legacy"], "", {}),
+    "hostile-json": (["--url", HTTP, "hostile_text", "--json", "--protocol", "legacy"], "", {}),
+    "hostile-error": (["--url", HTTP, "hostile_error"], "", {}),
+    "hostile-rpc-error": (["--url", HTTP, "hostile_rpc_error"], "", {}),
+    "structured-json": (["--url", HTTP, "structured", '{"n": 21}', "--json"], "", {}),
+    "plain-json": (["--url", HTTP, "env", '{"name": "NOPE_NOT_SET"}', "--json"], "", {}),
     "env-inherited": (
         ["--stdio", EDGE, "env", '{"name": "TOOLNEXUS_TOKEN"}'],
         "",
@@ -121,11 +127,24 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+def edge_http_url() -> Iterator[str]:
+    """The edge server over streamable HTTP on 127.0.0.1, stopped at teardown."""
+    with http_server_process(
+        lambda fd: [PYTHON, str(TESTS / "servers" / "edge_server.py"), "--http-fd", str(fd)]
+    ) as base:
+        yield base + "/mcp"
+
+
+@pytest.fixture(scope="module")
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, edge_http_url: str
+) -> dict[str, subprocess.CompletedProcess[str]]:
     root = tmp_path_factory.mktemp("edges")
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
-            name: pool.submit(run, root / name, args, stdin, **env)
+            name: pool.submit(
+                run, root / name, [edge_http_url if arg == HTTP else arg for arg in args], stdin, **env
+            )
             for name, (args, stdin, env) in RUNS.items()
         }
         done = {name: future.result() for name, future in futures.items()}

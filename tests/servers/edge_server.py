@@ -1,12 +1,13 @@
 """An MCP server for the edges: URL elicitation by error (-32042), questions asked the 2025-11-25
 way, hostile text, structured results, the environment and stderr.
 
-It runs in process (``mcp.Client(build_server())``) or as a stdio subprocess (``python
-path/to/edge_server.py``; it needs only the SDK). Each process also serves a small "sign-in
-site" over HTTP on 127.0.0.1: the URLs its ``-32042`` errors carry point there, and a GET
-of one (the user "finishing in the browser") makes the server send
-``notifications/elicitation/complete`` for that elicitation, as a real server does when
-its OAuth callback arrives.
+It runs in process (``mcp.Client(build_server())``), as a stdio subprocess (``python
+path/to/edge_server.py``; it needs only the SDK) or over streamable HTTP on a listening
+socket the parent hands down (``python path/to/edge_server.py --http-fd N``). Each process
+also serves a small "sign-in site" over HTTP on 127.0.0.1: the URLs its ``-32042`` errors
+carry point there, and a GET of one (the user "finishing in the browser") makes the server
+send ``notifications/elicitation/complete`` for that elicitation, as a real server does
+when its OAuth callback arrives.
 
 Tools:
 
@@ -164,5 +165,17 @@ def build_server(name: str = "edge-server") -> MCPServer:
     return server
 
 
+def _serve_http(fd: int) -> None:
+    import socket
+
+    import uvicorn
+
+    config = uvicorn.Config(build_server().streamable_http_app(), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+
+
 if __name__ == "__main__":
-    build_server().run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http-fd":
+        _serve_http(int(sys.argv[2]))
+    else:
+        build_server().run("stdio")
