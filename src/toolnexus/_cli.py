@@ -181,8 +181,16 @@ def _configure_logging(verbose: int, stack: contextlib.ExitStack) -> None:
     root.addHandler(handler)
     root.setLevel(logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG)
     logging.captureWarnings(True)
+    saved_hook = threading.excepthook
+
+    def thread_failed(failure: threading.ExceptHookArgs) -> None:  # one line, not a traceback
+        if failure.exc_value is not None and not isinstance(failure.exc_value, SystemExit):
+            logging.getLogger("toolnexus").error("a thread failed: %s", _reason(failure.exc_value))
+
+    threading.excepthook = thread_failed
 
     def restore() -> None:
+        threading.excepthook = saved_hook
         logging.captureWarnings(False)
         root.removeHandler(handler)
         root.setLevel(saved_level)
