@@ -44,7 +44,11 @@ def browser(directory: Path) -> Path:
     script.write_text(
         "#!/bin/sh\n"
         'printf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n'
-        f'case "$1" in http://127.0.0.1:*) exec {fetch} "$1";; esac\n',
+        'case "$1" in http://127.0.0.1:*)\n'
+        # FETCH_DELAY: the user takes a moment in the browser (the page loads in the background).
+        f'  if [ -n "$FETCH_DELAY" ]; then (sleep "$FETCH_DELAY"; {fetch} "$1") >/dev/null 2>&1 &\n'
+        f'  else {fetch} "$1"; fi;;\n'
+        "esac\n",
         encoding="utf-8",
     )
     script.chmod(0o755)
@@ -155,34 +159,34 @@ def runs(
 # --- URL elicitation by error (-32042) ----------------------------------------------------
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_url_elicitation_by_error_completion_stops_the_wait(tmp_path: Path) -> None:
-    """The user consents, the browser loads the URL, the server says it is complete: the
-    console stops waiting for Enter by itself, and the call is retried once."""
-    proc = subprocess.Popen(
-        [TOOLNEXUS, "call", "--stdio", EDGE, "needs_sign_in", '{"tag": "t"}', "--protocol", "legacy"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment(tmp_path),
-        cwd=tmp_path,
-        start_new_session=True,
-    )
-    assert proc.stdin is not None
+    """At a terminal: the user consents, the browser loads the URL, the server says it is
+    complete; the console stops waiting for Enter by itself, and the call is retried once."""
+    from test_cli_terminal import ANSI, Terminal
+
+    argv = [TOOLNEXUS, "call", "--stdio", EDGE, "needs_sign_in", '{"tag": "t"}', "--protocol", "legacy"]
+    env = dict(environment(tmp_path), TERM="xterm-256color", FETCH_DELAY="1")
+    term = Terminal(argv, env, tmp_path)
     try:
-        proc.stdin.write("y\n")
-        proc.stdin.flush()  # and stdin stays open: no Enter comes
-        out, err = proc.communicate(timeout=60)
+        term.wait_for("Open this URL in your browser? [y/N] ")
+        term.type(b"y\r")
+        term.wait_for("Press Enter when you have finished in the browser: ")
+        term.wait_for("The server says you have finished there.")  # no Enter was typed
+        term.wait_for("signed in: t after 1 visits")
+        assert term.finish() == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err
-    assert out == "signed in: t after 1 visits\n"
-    assert "Press Enter when you have finished in the browser: " in err
-    assert "The server says you have finished there." in err
-    assert "→ accepted" in err
+        term.kill()
+    assert "→ accepted" in ANSI.sub("", term.screen)
     assert len((tmp_path / "opened.txt").read_text().splitlines()) == 1
+
+
+def test_url_elicitation_by_error_from_a_script_waits_for_its_enter(tmp_path: Path) -> None:
+    arguments = '{"tag": "s", "complete": false}'  # the server never says it is complete
+    r = run(tmp_path, ["--stdio", EDGE, "needs_sign_in", arguments, "--protocol", "legacy"], "y\n\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "signed in: s after 1 visits\n"
+    assert "Press Enter when you have finished in the browser: \n" in r.stderr
 
 
 def test_a_declined_url_names_it_and_exits_1(runs: dict[str, Any]) -> None:

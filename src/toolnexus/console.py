@@ -578,26 +578,27 @@ class ConsoleResolver:
         """The server retries the call once the user is back from the browser: wait for
         Enter, or for the server's word that the user finished there."""
         prompt = "Press Enter when you have finished in the browser: "
-        fd = self._fileno()
-        if fd is None:  # a stream select() cannot watch: Enter only
+        fd = self._fileno() if self._interactive else None
+        if fd is None:
+            # A script (its next line may already sit in the stream's buffer, where select()
+            # cannot see it) or a stream select() cannot watch: Enter only.
             if not done.is_set():
                 self._read(prompt)
-            return
+                return
         import select
 
-        self._out.write(prompt)
-        self._out.flush()
+        if not done.is_set():
+            self._out.write(prompt)
+            self._out.flush()
         while not done.is_set():
             try:
                 ready, _, _ = select.select([fd], [], [], 0.1)
+                line = self._in.readline() if ready else None
             except KeyboardInterrupt:
                 self._interrupted()
                 raise _CancelledError from None
-            if ready:
-                line = self._in.readline()
-                if line and not self._interactive:
-                    self._say(line.rstrip("\r\n"))
-                elif not line:
+            if line is not None:
+                if not line:  # Ctrl-D: the terminal echoed nothing
                     self._say()
                 if line.strip() == ":decline":
                     raise _DeclinedError

@@ -131,7 +131,7 @@ def build_server(name: str = "edge-server") -> MCPServer:
     async def hostile_text(ctx: Context) -> str:
         """Text full of terminal escapes, as a result and as a log message."""
         with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; this is a legacy-era test
-            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore")
             await ctx.warning(f"log: {HOSTILE}")
         return f"result: {HOSTILE}"
 
