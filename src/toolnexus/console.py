@@ -577,19 +577,25 @@ class ConsoleResolver:
     def _await_return(self, done: threading.Event) -> None:
         """The server retries the call once the user is back from the browser: wait for
         Enter, or for the server's word that the user finished there."""
-        prompt = "Press Enter when you have finished in the browser: "
-        fd = self._fileno() if self._interactive else None
-        if fd is None:
-            # A script (its next line may already sit in the stream's buffer, where select()
-            # cannot see it) or a stream select() cannot watch: Enter only.
-            if not done.is_set():
+        if not done.is_set():
+            fd = self._fileno() if self._interactive else None
+            prompt = "Press Enter when you have finished in the browser: "
+            if fd is None:
+                # A script (its next line may already sit in the stream's buffer, where
+                # select() cannot see it) or a stream select() cannot watch: Enter only.
                 self._read(prompt)
                 return
+            if self._watch(fd, done, prompt):
+                return
+            self._say()
+        self._say(self._style("The server says you have finished there.", "32"))
+
+    def _watch(self, fd: int, done: threading.Event, prompt: str) -> bool:
+        """Wait at a terminal for a line (``True``) or for ``done`` (``False``)."""
         import select
 
-        if not done.is_set():
-            self._out.write(prompt)
-            self._out.flush()
+        self._out.write(prompt)
+        self._out.flush()
         while not done.is_set():
             try:
                 ready, _, _ = select.select([fd], [], [], 0.1)
@@ -604,9 +610,8 @@ class ConsoleResolver:
                     raise _DeclinedError
                 if line.strip() == ":cancel":
                     raise _CancelledError
-                return
-        self._say()
-        self._say(self._style("The server says you have finished there.", "32"))
+                return True
+        return False
 
     def _fileno(self) -> int | None:
         if sys.platform == "win32":  # select() takes only sockets there
