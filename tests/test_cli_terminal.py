@@ -296,3 +296,36 @@ def test_server_text_is_escaped_at_a_terminal(tmp_path: Path) -> None:
     assert "\x1b[2J" not in screen
     assert "\u202e" not in screen
     assert "toolnexus: warning: the server logs: log: \\x1b]0;pwned" in screen  # the log line, escaped
+
+
+@pytest.mark.skipif(
+    not Path(f"/proc/self/task/{os.getpid()}/children").exists(), reason="reads child processes from /proc"
+)
+def test_a_question_at_the_terminal_is_withdrawn_when_the_server_dies(tmp_path: Path) -> None:
+    """The main thread blocks in input() (line editing); the server dies: the question goes
+    away at once and the command exits 3, without a keystroke."""
+    edge = Path(__file__).resolve().parent / "servers" / "edge_server.py"
+    argv = [
+        sys.executable,
+        "-m",
+        "toolnexus",
+        "call",
+        "--stdio",
+        f"{sys.executable} {edge}",
+        "ask_legacy_way",
+    ]
+    term = Terminal([*argv, "--protocol", "legacy"], dict(os.environ, TERM="xterm-256color"), tmp_path)
+    try:
+        term.wait_for("name: ")
+        time.sleep(0.5)  # let it settle into its read
+        servers = children(term.proc.pid)
+        assert len(servers) == 1
+        os.kill(servers[0], signal.SIGKILL)
+        code = term.finish()
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    assert code == 3, screen
+    assert "(question withdrawn: the connection ended)" in screen
+    assert screen.rstrip().endswith("was lost")
+    assert "Traceback" not in screen
