@@ -102,6 +102,7 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "hostile-rpc-error": (["--url", HTTP, "hostile_rpc_error"], "", {}),
     "structured-json": (["--url", HTTP, "structured", '{"n": 21}', "--json"], "", {}),
     "plain-json": (["--url", HTTP, "env", '{"name": "NOPE_NOT_SET"}', "--json"], "", {}),
+    "verbose": (["--url", HTTP, "structured", '{"n": 1}', "-v"], "", {}),
     "env-inherited": (
         ["--stdio", EDGE, "env", '{"name": "TOOLNEXUS_TOKEN"}'],
         "",
@@ -262,6 +263,15 @@ def test_json_without_structured_content_prints_the_result(runs: dict[str, Any])
     r = runs["plain-json"]
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"content": [{"type": "text", "text": "None"}], "isError": False}
+
+
+def test_verbose_says_more_in_one_line_each(runs: dict[str, Any]) -> None:
+    r = runs["verbose"]
+    assert r.returncode == 0, r.stderr
+    assert "toolnexus: info: connected to http://127.0.0.1:" in r.stderr
+    assert "protocol 2026-07-28" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert "connected to" not in runs["structured-json"].stderr  # not without -v
 
 
 # --- the server's environment and stderr ------------------------------------------------------

@@ -607,6 +607,9 @@ def _answering(
             raise _CliError(
                 EXIT_CONNECTION, f"cannot connect to {server.label}: {_connect_reason(server, err)}"
             ) from None
+        logging.getLogger("toolnexus").info(
+            "connected to %s, protocol %s", server.label, client.protocol_version
+        )
         try:
             if resolver.server_name is None:
                 resolver.server_name = await _server_name(client)
