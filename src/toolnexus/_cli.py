@@ -54,9 +54,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from . import __version__
+from ._cli_answers import add_options as add_answer_options
+from ._cli_answers import answering
 from ._log import log_traffic
 from ._util import escape_text
-from ._wire import Answer, Request
+from ._wire import Request
 from .console import ConsoleResolver
 
 if TYPE_CHECKING:
@@ -425,7 +427,20 @@ def _environment(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
-def _stdio_target(args: argparse.Namespace, stack: contextlib.ExitStack) -> _ServerTarget:
+def _stdio_target(command: str) -> Any:
+    """The ``StdioServerParameters`` for ``--stdio COMMAND`` alone (for ``_cli_durable``)."""
+    from mcp import StdioServerParameters
+
+    try:
+        argv = shlex.split(command)
+    except ValueError as err:
+        raise _CliError(EXIT_USAGE, f"--stdio: {err}") from None
+    if not argv:
+        raise _CliError(EXIT_USAGE, "--stdio needs a command")
+    return StdioServerParameters(command=argv[0], args=argv[1:], cwd=os.getcwd(), env=_environment(()))
+
+
+def _stdio_server(args: argparse.Namespace, stack: contextlib.ExitStack) -> _ServerTarget:
     from mcp import StdioServerParameters
 
     try:
@@ -462,7 +477,7 @@ def _server(args: argparse.Namespace, stack: contextlib.ExitStack) -> _ServerTar
                 EXIT_USAGE, "--server-stderr applies to a server started with --stdio, not to --url"
             )
         return _url_target(args.url)
-    return _stdio_target(args, stack)
+    return _stdio_server(args, stack)
 
 
 def _demo_target() -> _ServerTarget:
@@ -592,35 +607,78 @@ def _answering(
 ) -> int:
     """Connect to ``server``, answer its questions at the terminal, run ``body``; the exit status."""
     from ._url_required import ElicitationCompletions
-    from .mcp import elicitation_callback
 
     completions = ElicitationCompletions()
     resolver = _console(args, output, completions)
-    wait_for, on_result = _logged(args, stack, resolver)
+    wait_for, on_result = _logged(args, stack, resolver, output)
 
     async def work(bridge: Callable[[Request], Awaitable[Any]]) -> int:
-        callback = elicitation_callback(bridge, on_result=on_result)
-        client = _client(server, args.protocol, callback, completions)
-        try:
-            await client.__aenter__()
-        except Exception as err:
-            raise _CliError(
-                EXIT_CONNECTION, f"cannot connect to {server.label}: {_connect_reason(server, err)}"
-            ) from None
-        logging.getLogger("toolnexus").info(
-            "connected to %s, protocol %s", server.label, client.protocol_version
-        )
-        try:
-            if resolver.server_name is None:
-                resolver.server_name = await _server_name(client)
+        async def with_connection(client: Client) -> int:
             return await body(_Connection(client, bridge, completions, server, on_result))
-        finally:
-            try:
-                await client.__aexit__(None, None, None)
-            except Exception as err:  # a failing shutdown must not hide the result
-                logging.getLogger("toolnexus").warning("closing the connection failed: %s", _reason(err))
+
+        return await _connected(
+            server,
+            args.protocol,
+            bridge,
+            resolver,
+            with_connection,
+            completions=completions,
+            on_result=on_result,
+        )
 
     return _run(work, wait_for, lambda: resolver.quit_requested, output)
+
+
+async def _connected(
+    target: Any,
+    protocol: str,
+    wait_for: Callable[[Request], Awaitable[Any]],
+    resolver: ConsoleResolver,
+    body: Callable[[Client], Awaitable[int]],
+    *,
+    completions: ElicitationCompletions | None = None,
+    on_result: OnResult | None = None,
+) -> int:
+    """Connect to ``target`` (a :class:`_ServerTarget`, or what ``mcp.Client`` takes), name
+    the server for ``resolver``, run ``body(client)``, close; the body's exit status.
+
+    Questions go to ``wait_for`` through :func:`toolnexus.mcp.elicitation_callback`. Also
+    used by ``_cli_durable`` (``call --park``, ``resume``), which needs no main-thread bridge.
+    """
+    from .mcp import elicitation_callback
+
+    server = target if isinstance(target, _ServerTarget) else _ServerTarget(target, _label_of(target))
+    client = _client(server, protocol, elicitation_callback(wait_for, on_result=on_result), completions)
+    try:
+        await client.__aenter__()
+    except Exception as err:
+        raise _CliError(
+            EXIT_CONNECTION, f"cannot connect to {server.label}: {_connect_reason(server, err)}"
+        ) from None
+    logging.getLogger("toolnexus").info("connected to %s, protocol %s", server.label, client.protocol_version)
+    try:
+        if resolver.server_name is None:
+            resolver.server_name = await _server_name(client)
+        return await body(client)
+    finally:
+        try:
+            await client.__aexit__(None, None, None)
+        except Exception as err:  # a failing shutdown must not hide the result
+            logging.getLogger("toolnexus").warning("closing the connection failed: %s", _reason(err))
+
+
+def _label_of(target: Any) -> str:
+    """How failures name a server given as ``mcp.Client`` takes it."""
+    from mcp import StdioServerParameters
+
+    if isinstance(target, str):
+        try:
+            return _url_target(target).label
+        except _CliError:
+            return _line(_shorten(target, 200))
+    if isinstance(target, StdioServerParameters):
+        return f"the server `{_line(_shorten(shlex.join([target.command, *target.args])))}`"
+    return "the server"
 
 
 def _asks_the_legacy_way(text: str, client: Client) -> bool:
@@ -708,10 +766,15 @@ def _console(
 
 
 def _logged(
-    args: argparse.Namespace, stack: contextlib.ExitStack, resolver: ConsoleResolver
-) -> tuple[Callable[[Request], Answer], OnResult | None]:
-    """The resolver, wrapped in the traffic log with ``--log``, and the log's observer of
+    args: argparse.Namespace, stack: contextlib.ExitStack, resolver: ConsoleResolver, output: _Output
+) -> tuple[Callable[[Request], Any], OnResult | None]:
+    """The resolver (the terminal, or behind ``--answers``/``--accept-defaults``: see
+    ``_cli_answers``), wrapped in the traffic log with ``--log``, and the log's observer of
     what the server got (``None`` without ``--log``)."""
+    try:
+        wait_for: Callable[[Request], Any] = answering(args, resolver, output.dialogue)
+    except (OSError, ValueError) as err:
+        raise _CliError(EXIT_USAGE, f"--answers: {_line(str(err))}") from None
     if args.log:
         try:
             log_file = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - closed by the stack
@@ -723,9 +786,9 @@ def _logged(
             log_file.write(line + "\n")
             log_file.flush()
 
-        logged = log_traffic(resolver, write, values=args.log_values)
+        logged = log_traffic(wait_for, write, values=args.log_values)
         return logged, logged.sent
-    return resolver, None
+    return wait_for, None
 
 
 # --- commands --------------------------------------------------------------------------
@@ -760,6 +823,10 @@ def _run_call(args: argparse.Namespace, stack: contextlib.ExitStack, output: _Ou
             raise _CliError(EXIT_USAGE, "JSON_ARGS must be a JSON object of the tool's arguments")
         arguments = parsed
     server = _server(args, stack)
+    if getattr(args, "park", None) is not None:  # durable: park instead of asking here (_cli_durable)
+        from . import _cli_durable
+
+        return _cli_durable.cmd_call_park(args, arguments, server)
 
     async def body(connection: _Connection) -> int:
         result = await _call(connection, args.tool, arguments)
@@ -842,9 +909,14 @@ def _call_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print the tool's result as JSON: its structured content when it has one, else the whole result",
+        help="print the tool's result as JSON: its structured content when it has one, else "
+        '{"content", "isError"}',
     )
     _answer_options(parser)
+    from . import _cli_durable
+
+    _cli_durable.add_park_option(parser)  # --park STORE: see _cli_durable
+    add_answer_options(parser)  # --answers FILE, --accept-defaults: see _cli_answers
 
 
 @dataclass(frozen=True)
@@ -891,6 +963,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         sub = commands.add_parser(name, help=command.help, description=command.description)
         command.arguments(sub)
+    # durable: the pending, answer and resume commands (_cli_durable)
+    from . import _cli_durable
+
+    _cli_durable.add_commands(commands)
     return parser
 
 
@@ -901,7 +977,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             _configure_logging(getattr(args, "verbose", 0), stack)
             output = _Output(stack)
-            return COMMANDS[args.command].run(args, stack, output)
+            command = COMMANDS.get(args.command)
+            if command is None:  # pending, answer, resume (_cli_durable)
+                from . import _cli_durable
+
+                return _cli_durable.run(args, [])
+            return command.run(args, stack, output)
         except _CliError as failure:
             print(f"toolnexus: {failure.message}", file=sys.stderr)
             return failure.status
