@@ -31,7 +31,9 @@ the label failures name), :func:`_answering` (connect, answer questions in the m
 run your body with the client), :func:`_call` (a tool call, ``-32042`` and failures mapped
 to exit statuses), :class:`_Output` (where results and notices go, escaped when they reach
 a terminal), :class:`_CliError` (raise it with an exit status and one line), and the
-``EXIT_*`` statuses.
+``EXIT_*`` statuses. :func:`_connected` connects without the main-thread bridge (for a
+command that asks nobody). ``_cli_answers`` (``--answers``, ``--accept-defaults``) and
+``_cli_durable`` (``--park``, ``pending``, ``answer``, ``resume``) plug in at marked lines.
 """
 
 from __future__ import annotations
