@@ -238,7 +238,9 @@ def test_a_toml_policy_file(tmp_path: Path) -> None:
         Policy.from_file(path)
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.10 has no tomllib")
+@pytest.mark.skipif(
+    sys.version_info >= (3, 11), reason="what 3.10, which has no tomllib, says; this Python has it"
+)
 def test_a_toml_policy_file_on_3_10_says_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "policy.toml"
     path.write_text("rules = []\n", encoding="utf-8")
