@@ -17,10 +17,20 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
+    pytest.mark.e2e,
+]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"
+
+
+def default_sigint() -> None:
+    """In the child, before exec: Ctrl-C interrupts, as at a terminal. A test run started where
+    SIGINT is ignored (a background job of a non-interactive shell) would hand that on, and
+    Python leaves an inherited ``SIG_IGN`` in place."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Terminal:
@@ -48,6 +58,7 @@ class Terminal:
         import fcntl
         import termios
 
+        default_sigint()
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
@@ -156,6 +167,7 @@ def test_ctrl_c_outside_a_question_stops_the_command_with_130(tmp_path: Path) ->
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        preexec_fn=default_sigint,
     )
     try:
         # The server (a `sleep` that never answers) is started: the command waits on it.
