@@ -21,7 +21,18 @@ if TYPE_CHECKING:
     from servers.harness import Target
 
 TESTS_DIR = Path(__file__).resolve().parent
-TRANSPORTS = ["inprocess", "stdio", "http"]
+E2E = pytest.mark.e2e
+"""End to end: the test starts processes or servers. The test command runs these on one Python,
+and the rest (``-m "not e2e and not slow"``) on every Python it covers."""
+TRANSPORTS = ["inprocess", pytest.param("stdio", marks=E2E), pytest.param("http", marks=E2E)]
+E2E_FIXTURES = {"sessions", "demo_http_url", "http_server_url"}
+"""Fixtures that run server processes: a test that uses one is ``e2e`` wherever it is."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if E2E_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(E2E)
 
 
 @pytest.fixture
