@@ -6,6 +6,7 @@ that need them.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,13 +44,15 @@ def anyio_backend() -> str:
 @pytest.fixture(params=TRANSPORTS)
 def target(request: pytest.FixtureRequest) -> Target:
     """The elicitation server on each transport: a fresh in-process ``MCPServer``, a stdio
-    subprocess (started by ``mcp.Client`` itself) or the shared streamable HTTP server."""
+    subprocess (started by ``mcp.Client`` itself; see ``stdio_fork_server``) or the shared
+    streamable HTTP server."""
     if request.param == "inprocess":
         from servers.elicit_server import build_server
 
         return build_server()[0]
     if request.param == "stdio":
-        return stdio_server_parameters()
+        forked: StdioServerParameters = request.getfixturevalue("stdio_fork_server")
+        return forked
     url: str = request.getfixturevalue("http_server_url")
     return url
 
@@ -61,6 +64,31 @@ def stdio_server_parameters() -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable, args=["-m", "servers.elicit_server", "stdio"], cwd=TESTS_DIR
     )
+
+
+@pytest.fixture(scope="session")
+def stdio_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StdioServerParameters]:
+    """How ``mcp.Client`` starts the elicitation server as a stdio subprocess whose server is
+    forked from one that has imported the SDK already (``servers/stdio_fork.py`` says how): the
+    same server on the same pipes, without a second of start-up per test."""
+    from mcp import StdioServerParameters
+
+    path = str(tmp_path_factory.mktemp("stdio-fork") / "socket")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "servers.stdio_fork", path],
+        cwd=TESTS_DIR,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready", "the stdio fork server did not start"
+        launcher = str(TESTS_DIR / "servers" / "stdio_fork.py")
+        yield StdioServerParameters(command=sys.executable, args=["-S", "-I", launcher, "--launch", path])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")
