@@ -23,16 +23,39 @@ if TYPE_CHECKING:
 
 TESTS_DIR = Path(__file__).resolve().parent
 E2E = pytest.mark.e2e
-"""End to end: the test starts processes or servers. The test command runs these on one Python,
-and the rest (``-m "not e2e and not slow"``) on every Python it covers."""
-TRANSPORTS = ["inprocess", pytest.param("stdio", marks=E2E), pytest.param("http", marks=E2E)]
-E2E_FIXTURES = {"sessions", "demo_http_url", "http_server_url"}
-"""Fixtures that run server processes: a test that uses one is ``e2e`` wherever it is."""
+"""End to end: the test starts processes or servers. The test command runs these on one Python
+and the rest (``-m "not e2e"``) on every Python it covers. Which tests are ``e2e`` is decided
+here, by three rules, so a new test in one of these places is marked without a word."""
+TRANSPORTS = ["inprocess", "stdio", "http"]
+E2E_MODULES = {
+    "test_cli_edges.py",
+    "test_cli_terminal.py",
+    "test_conformance.py",
+    "test_docs_examples.py",
+    "test_durable_cli.py",
+    "test_mcp1_server.py",
+}
+"""Rule 1: modules whose tests run processes, every test in them. (``test_cli.py`` is left to
+rule 2, so that its in-process tests of the arguments stay quick.)"""
+E2E_FIXTURES = {"sessions", "demo_http_url", "http_server_url", "stdio_fork_server"}
+"""Rule 2: a test that uses a fixture running server processes."""
+E2E_TRANSPORTS = {"stdio", "http"}
+"""Rule 3: a test parametrized with one of these transports (the ``target`` fixture's and others')."""
+
+
+def is_e2e(item: pytest.Item) -> bool:
+    if item.path.name in E2E_MODULES:
+        return True
+    if E2E_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    return any(isinstance(value, str) and value in E2E_TRANSPORTS for value in params)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if E2E_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if is_e2e(item):
             item.add_marker(E2E)
 
 

@@ -17,10 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [
-    pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal"),
-    pytest.mark.e2e,
-]
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"

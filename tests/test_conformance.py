@@ -38,8 +38,6 @@ CONFORMANCE_DIR = Path(__file__).resolve().parent / "conformance"
 sys.path.insert(0, str(CONFORMANCE_DIR))
 import suite as conformance  # noqa: E402  (the installer lives beside the client, stdlib only)
 
-pytestmark = pytest.mark.e2e
-
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 SPEC_VERSIONS = (LEGACY, MODERN)
 """The protocol eras toolnexus supports; the suite runs a scenario at one of them at a time."""
