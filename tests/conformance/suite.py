@@ -75,8 +75,9 @@ def _npm(args: list[str], cwd: Path) -> None:
     )
     if proc.returncode != 0:
         output = proc.stdout + proc.stderr
-        if UNREACHABLE.search(output):
-            raise UnreachableError(f"npm cannot reach its registry: {output.strip().splitlines()[-1]}")
+        said = [line for line in output.splitlines() if UNREACHABLE.search(line)]
+        if said:
+            raise UnreachableError(f"npm cannot reach its registry ({said[0].strip()[:200]})")
         raise RuntimeError(f"npm {' '.join(args)} failed in {cwd}:\n{output}")
 
 
