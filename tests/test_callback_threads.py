@@ -104,8 +104,10 @@ async def test_abandoned_threads_are_capped(caplog: pytest.LogCaptureFixture) ->
             for thread in threading.enumerate():
                 if thread.name.startswith("toolnexus-resolver-"):
                     thread.join(timeout=30)
-            outcome = await call(client, "form_elicit", "after")
-            assert outcome["action"] == "accept"
+            before = len(asked)
+            await call(client, "form_elicit", "after")
+            # Asked again (whether its thread then beats the 0.05 s deadline depends on the load).
+            assert len(asked) == before + 1
     finally:
         release.set()
 
