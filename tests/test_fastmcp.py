@@ -103,7 +103,7 @@ async def test_fastmcp_client_in_both_eras(transport: str, era: Era, request: py
         target = request.getfixturevalue("http_server_url")
     cases = CASES + (LEGACY_CASES if era == "legacy" else [])
     outcomes: dict[str, dict[str, Any]] = {}
-    handler = elicitation_handler(wait_for, timeout=0.5)
+    handler = elicitation_handler(wait_for, timeout=1.0)  # room for a loaded machine
     async with FastMCPClient(target, elicitation_handler=handler, mode=_MODES[era]) as client:
         assert client.protocol_version == ERA_VERSIONS[era]
 

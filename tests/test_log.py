@@ -196,7 +196,7 @@ def test_the_log_says_what_the_server_got_when_it_differs(values: bool) -> None:
     logged = log_traffic(wait_for, sink, values=values)
 
     async def main() -> list[str]:
-        callback = elicitation_callback(logged, timeout=0.3, on_result=logged.sent)
+        callback = elicitation_callback(logged, timeout=1.0, on_result=logged.sent)
         async with connect(build_server()[0], "legacy", callback) as client:
             return [
                 (await call(client, "form_elicit", tag))["action"]
