@@ -141,6 +141,16 @@ def test_answers_and_accept_defaults_exclude_each_other(capfd: pytest.CaptureFix
     assert "not allowed with argument" in capfd.readouterr().err
 
 
+@pytest.mark.parametrize("answering", [["--answers", "a.json"], ["--accept-defaults"]])
+def test_park_refuses_answers_it_would_not_use(
+    answering: list[str], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "parked.db"
+    assert main(["call", *DEMO, "deploy", "--park", str(store), *answering]) == 2
+    assert capfd.readouterr().err == "toolnexus: --park cannot be used with --answers or --accept-defaults\n"
+    assert not store.exists()  # refused before anything was opened or started
+
+
 def test_what_accept_defaults_accepts_by_itself() -> None:
     full = {
         "type": "object",

@@ -824,6 +824,10 @@ def _run_call(args: argparse.Namespace, stack: contextlib.ExitStack, output: _Ou
         if not isinstance(parsed, dict):
             raise _CliError(EXIT_USAGE, "JSON_ARGS must be a JSON object of the tool's arguments")
         arguments = parsed
+    if getattr(args, "park", None) is not None and (
+        getattr(args, "answers", None) is not None or getattr(args, "accept_defaults", False)
+    ):  # parking asks nobody: answers given now would be silently unused
+        raise _CliError(EXIT_USAGE, "--park cannot be used with --answers or --accept-defaults")
     server = _server(args, stack)
     if getattr(args, "park", None) is not None:  # durable: park instead of asking here (_cli_durable)
         from . import _cli_durable
