@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from mcp_types import ElicitResult
 
 from ._mapping import _set_expires, answer_to_elicit_result, elicitation_to_request
-from ._util import is_async_callable, utc_timestamp
+from ._util import check_seconds, is_async_callable, utc_timestamp
 from ._wire import Answer, Request
 from .forms import Form, FormError, read_form
 
@@ -46,26 +46,6 @@ AnswerLike: TypeAlias = Answer | Mapping[str, Any]
 WaitFor: TypeAlias = Callable[[Request], Awaitable[AnswerLike]] | Callable[[Request], AnswerLike]
 """A host resolver: takes a §10 [`Request`][toolnexus.Request], returns (or awaits to) an
 [`Answer`][toolnexus.Answer] or its wire mapping. A plain function runs in a worker thread."""
-
-
-def _check_timeout(timeout: object) -> float | None:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(
-            f"elicitation_callback: timeout must be a number of seconds or None, not {type(timeout).__name__}"
-        )
-    if not (timeout > 0 and math.isfinite(timeout)):
-        raise ValueError(
-            f"elicitation_callback: timeout must be a positive, finite number of seconds, not {timeout!r}"
-        )
-    try:
-        utc_timestamp(timeout)  # the expiresAt it gives must be a date a calendar has
-    except OverflowError:
-        raise ValueError(
-            f"elicitation_callback: timeout {timeout!r} s ends after the year 9999; use None for no deadline"
-        ) from None
-    return float(timeout)
 
 
 class AnswerProblemError(ValueError):
@@ -313,7 +293,7 @@ def elicitation_callback(
     """
     if not callable(wait_for):
         raise TypeError(f"elicitation_callback: wait_for must be callable, not {type(wait_for).__name__}")
-    seconds = _check_timeout(timeout)
+    seconds = check_seconds(timeout, caller="elicitation_callback", name="timeout")
     if not isinstance(validate, bool):
         raise TypeError(f"elicitation_callback: validate must be a bool, not {type(validate).__name__}")
     if not isinstance(apply_defaults, bool):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
+import math
 import unicodedata
 
-__all__ = ["UNSAFE_CATEGORIES", "escape_text", "is_async_callable", "utc_timestamp"]
+__all__ = ["UNSAFE_CATEGORIES", "check_seconds", "escape_text", "is_async_callable", "utc_timestamp"]
 
 # Control characters (terminal escapes), format characters (bidi overrides, zero-width
 # marks) and the Unicode line and paragraph separators: what a server's text may use to
@@ -31,6 +32,28 @@ def escape_text(text: str, *, lines: bool = False) -> str:
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
     return "".join(out)
+
+
+def check_seconds(value: object, *, caller: str, name: str) -> float | None:
+    """``value`` as a deadline in seconds from now, or ``None`` for none.
+
+    Raises ``TypeError`` for what is not a number, ``ValueError`` for a number that is not
+    positive and finite, or that ends after the year 9999 (the ``expiresAt`` it gives must be
+    a date a calendar has); each message names ``caller`` and ``name``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{caller}: {name} must be a number of seconds or None, not {type(value).__name__}")
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{caller}: {name} must be a positive, finite number of seconds, not {value!r}")
+    try:
+        utc_timestamp(value)
+    except OverflowError:
+        raise ValueError(
+            f"{caller}: {name} {value!r} s ends after the year 9999; use None for no deadline"
+        ) from None
+    return float(value)
 
 
 def is_async_callable(fn: object) -> bool:

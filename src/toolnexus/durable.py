@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
@@ -61,7 +60,7 @@ from ._pending import (
     input_request,
 )
 from ._store import STORE_FORMAT, SqliteStore, Store
-from ._util import utc_timestamp
+from ._util import check_seconds, utc_timestamp
 from ._wire import Request
 
 if TYPE_CHECKING:
@@ -143,20 +142,6 @@ def _check_era(client: Client, caller: str) -> None:
             f"{INPUT_REQUIRED_VERSION}: its server asks in the middle of the call, which cannot be parked. "
             "Use toolnexus.mcp.elicitation_callback for such servers."
         )
-
-
-def _check_expires_in(expires_in: object, caller: str) -> float | None:
-    if expires_in is None:
-        return None
-    if isinstance(expires_in, bool) or not isinstance(expires_in, (int, float)):
-        raise TypeError(
-            f"{caller}: expires_in must be a number of seconds or None, not {_type_name(expires_in)}"
-        )
-    if not (expires_in > 0 and math.isfinite(expires_in)):
-        raise ValueError(
-            f"{caller}: expires_in must be a positive, finite number of seconds, not {expires_in!r}"
-        )
-    return float(expires_in)
 
 
 def _sender(client: Client, call: _Call) -> Send:
@@ -313,7 +298,7 @@ def _park(
 
 
 async def _start(client: Client, call: _Call, expires_in: object, caller: str) -> Result | Pending:
-    seconds = _check_expires_in(expires_in, caller)
+    seconds = check_seconds(expires_in, caller=caller, name="expires_in")
     _check_era(client, caller)
     send = _sender(client, call)
     return await _drive(client, call, send, await send(None, None), seconds)
@@ -411,7 +396,7 @@ async def resume(
     """
     if not isinstance(pending, Pending):
         raise TypeError(f"resume: pending must be a Pending, not {_type_name(pending)}")
-    seconds = _check_expires_in(expires_in, "resume")
+    seconds = check_seconds(expires_in, caller="resume", name="expires_in")
     results = elicit_results(pending, answers)
     _check_era(client, "resume")
     call = _Call(pending.method, pending.target, pending.arguments)
