@@ -339,10 +339,11 @@ def children(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
-def test_server_dies_while_a_question_waits_withdraws_it_and_exits_3(tmp_path: Path) -> None:
+def _kill_the_server_while_it_asks(tmp_path: Path, argv: list[str]) -> tuple[int, str, bytes]:
+    """Run ``toolnexus call`` with stdin open and never written, kill its server once the
+    question is on screen; the exit status, stderr and stdout."""
     proc = subprocess.Popen(
-        [TOOLNEXUS, "call", "--stdio", EDGE, "ask_legacy_way", "--protocol", "legacy"],
+        [TOOLNEXUS, "call", "--stdio", EDGE, *argv],
         stdin=subprocess.PIPE,  # open, and never written: the question waits
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -374,11 +375,28 @@ def test_server_dies_while_a_question_waits_withdraws_it_and_exits_3(tmp_path: P
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
-    text = err.decode()
-    assert proc.returncode == 3, text
+    return proc.returncode, err.decode(), out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+def test_server_dies_while_a_question_waits_withdraws_it_and_exits_3(tmp_path: Path) -> None:
+    status, text, out = _kill_the_server_while_it_asks(tmp_path, ["ask_legacy_way", "--protocol", "legacy"])
+    assert status == 3, text
     assert "(question withdrawn: the connection ended)" in text
     message = one_message(text)
     assert message.startswith("toolnexus: ask_legacy_way: the connection to the server `")
+    assert message.endswith("` was lost")
+    assert out == b""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+def test_server_dies_while_a_2026_question_waits_withdraws_it_and_exits_3(tmp_path: Path) -> None:
+    # From 2026-07-28 on no request is open while the question is shown: a ping notices.
+    status, text, out = _kill_the_server_while_it_asks(tmp_path, ["ask_new_way"])
+    assert status == 3, text
+    assert "(question withdrawn: the connection ended)" in text
+    message = one_message(text)
+    assert message.startswith("toolnexus: the connection to the server `")
     assert message.endswith("` was lost")
     assert out == b""
 

@@ -10,7 +10,9 @@ MCP client runs its event loop in a second one: a blocking ``input()`` then has 
 editing, and Ctrl-C at a prompt cancels that one question instead of killing the client;
 a second Ctrl-C at a prompt within a few seconds, or Ctrl-D (end of input) at a terminal,
 stops the command. When the connection ends while a question waits, the question is
-withdrawn at once (a signal interrupts the main thread's read).
+withdrawn (a signal interrupts the main thread's read): at once on a 2025-11-25 connection,
+whose call stays open; on 2026-07-28, where no request is open between rounds, a ping every
+:data:`PING_EVERY` seconds while the question is shown finds it.
 
 Output: the result goes to stdout; questions, prompts and notices go to stdout too when it
 is a terminal, else to the terminal (``/dev/tty``) or, without one, to stderr, so that
@@ -616,7 +618,36 @@ def _answering(
 
     async def work(bridge: Callable[[Request], Awaitable[Any]]) -> int:
         async def with_connection(client: Client) -> int:
-            return await body(_Connection(client, bridge, completions, server, on_result))
+            connection = _Connection(client, bridge, completions, server, on_result)
+            asking = getattr(bridge, "asking", None)
+            if not isinstance(asking, threading.Event) or not _open_between_rounds(client):
+                return await body(connection)
+            return await _watched(connection, asking)
+
+        async def _watched(connection: _Connection, asking: threading.Event) -> int:
+            import anyio
+
+            lost: list[bool] = []
+            outcome: list[int | Exception] = []
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    if await _lost_while_asking(connection.client, asking):
+                        lost.append(True)
+                        group.cancel_scope.cancel()  # ends the call, and so the question
+
+                group.start_soon(watch)
+                try:  # the body's own failure is kept out of the group, which would wrap it
+                    outcome.append(await body(connection))
+                except Exception as err:
+                    outcome.append(err)
+                finally:
+                    group.cancel_scope.cancel()
+            if lost:
+                raise _CliError(EXIT_CONNECTION, f"the connection to {server.label} was lost")
+            if isinstance(outcome[0], Exception):
+                raise outcome[0]
+            return outcome[0]
 
         return await _connected(
             server,
@@ -629,6 +660,41 @@ def _answering(
         )
 
     return _run(work, wait_for, lambda: resolver.quit_requested, output)
+
+
+PING_EVERY = 2.0
+"""Seconds between the pings that watch a 2026-07-28 connection while a question waits."""
+
+
+def _open_between_rounds(client: Client) -> bool:
+    """Whether no request stays open while a question is shown (2026-07-28 and later): the
+    server returned its questions, and a server that dies is not noticed by any request."""
+    from mcp_types.version import is_version_at_least
+
+    try:
+        return is_version_at_least(client.protocol_version, "2026-07-28")
+    except Exception:  # a version the SDK cannot compare: no watch, as before
+        return False
+
+
+async def _lost_while_asking(client: Client, asking: threading.Event) -> bool:
+    """Ping the server every :data:`PING_EVERY` seconds while a question is shown; ``True``
+    when the connection has ended. A server that answers, however slowly, or that answers
+    ping with an error of its own, is alive; such a server is not pinged again."""
+    import anyio
+    from mcp import MCPError
+
+    while True:
+        await anyio.sleep(PING_EVERY)
+        if not asking.is_set():
+            continue
+        try:
+            with anyio.move_on_after(PING_EVERY * 5):
+                await client.send_ping()
+        except MCPError as err:  # the SDK's own "closed", or the server's answer: not ping
+            return _connection_closed(err)
+        except Exception:  # the transport failed: a refused HTTP connection, a closed pipe
+            return True
 
 
 async def _connected(

@@ -36,9 +36,9 @@ import sys
 import threading
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams
@@ -97,6 +97,10 @@ class _SignInSite:
             self.waiting[elicitation_id] = (session, asyncio.get_running_loop(), complete)
 
 
+def _ask_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
+
 def build_server(name: str = "edge-server") -> MCPServer:
     server = MCPServer(name)
     site = _SignInSite()
@@ -120,6 +124,11 @@ def build_server(name: str = "edge-server") -> MCPServer:
                 for eid in ids
             ]
         )
+
+    @server.tool()
+    async def ask_new_way(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
+        """Asks through a Resolve dependency: an InputRequiredResult from 2026-07-28 on."""
+        return f"{answer.action}: {answer.data.name if answer.action == 'accept' else ''}"
 
     @server.tool()
     async def ask_legacy_way(ctx: Context) -> str:
