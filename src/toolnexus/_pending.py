@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from ._callback import AnswerProblemError
 from ._callback import result_for as _callback_result_for
-from ._wire import Answer, Request
+from ._wire import Answer, Request, _fields_of
 
 __all__ = [
     "FORMAT_NAME",
@@ -201,14 +201,9 @@ class Pending:
         Anything else (another format or version, a missing or unknown key, a field of the
         wrong type, an input request that is not one) raises ``ValueError`` naming the field.
         """
-        if not isinstance(mapping, Mapping):
+        if not isinstance(mapping, Mapping):  # a ValueError here, like every other refusal
             raise ValueError(f"Pending.from_dict expects a mapping, not {_type_name(mapping)}")
-        for name in _REQUIRED_KEYS:
-            if name not in mapping:
-                raise ValueError(f"Pending.{name} is missing")
-        for key in mapping:
-            if key not in _TOP_KEYS:
-                raise ValueError(f"Pending has no field {key!r} (allowed: {', '.join(sorted(_TOP_KEYS))})")
+        _fields_of("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
         if mapping["format"] != FORMAT_NAME:
             raise ValueError(f"Pending.format must be {FORMAT_NAME!r}, not {mapping['format']!r}")
         version = mapping["version"]
