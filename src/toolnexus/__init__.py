@@ -8,6 +8,7 @@ resolver for every source of questions.
 
 from __future__ import annotations
 
+from ._errors import ToolnexusError
 from ._log import log_traffic
 from ._wire import Answer, Reason, Request
 from .mcp import (
@@ -22,6 +23,7 @@ __all__ = [
     "Answer",
     "Reason",
     "Request",
+    "ToolnexusError",
     "__version__",
     "answer_to_elicit_result",
     "elicitation_callback",
