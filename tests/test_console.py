@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from toolnexus import Answer, Request
-from toolnexus._sensitive import sensitive_fields
 from toolnexus.console import ConsoleResolver, url_warnings
-from toolnexus.forms import read_form
+from toolnexus.forms import read_form, sensitive_fields
 
 DEPLOY_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ._log import _answer_wire
-from ._sensitive import sensitive_fields
 from ._wire import Answer, Request
-from .forms import FormError, read_form
+from .forms import FormError, read_form, sensitive_fields
 from .policy import Policy
 
 __all__ = ["add_options", "answering"]

@@ -29,10 +29,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from ._sensitive import sensitive_fields
 from ._util import escape_text as _clean
 from ._wire import Answer, Request
-from .forms import FORMATS, Field, Form, FormError, read_form
+from .forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
 
 if TYPE_CHECKING:
     from ._url_required import ElicitationCompletions

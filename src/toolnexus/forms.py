@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from ._errors import ToolnexusError
+from ._sensitive import looks_secret
 from ._util import escape_text
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "Form",
     "FormError",
     "read_form",
+    "sensitive_fields",
     "validate_content",
 ]
 
@@ -84,7 +87,7 @@ FORMATS: dict[str, str] = {
 Scalar: TypeAlias = str | int | float | bool
 
 
-class FormError(ValueError):
+class FormError(ToolnexusError, ValueError):
     """A schema that is not a form of the MCP elicitation subset. The message names the
     property and the keyword (escaped: it is safe to show or log), never a value."""
 
@@ -884,7 +887,7 @@ def _is_date_time(value: str) -> bool:
 _FORMAT_CHECKS = {"email": _is_email, "uri": _is_uri, "date": _is_date, "date-time": _is_date_time}
 
 
-# --- the answer check of toolnexus.mcp -----------------------------------------------------
+# --- answers and secrets -------------------------------------------------------------------
 
 
 def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[str]:
@@ -916,3 +919,38 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
     except FormError as err:
         return [f"the requested schema is outside the elicitation subset: {err}"]
     return form.problems(content)
+
+
+def sensitive_fields(form: Form | Mapping[str, Any] | None) -> list[str]:
+    """The names of the fields of a form that look like they ask for a secret.
+
+    ``form`` is a [`Form`][toolnexus.forms.Form], or a ``requestedSchema``, which is read
+    with [`read_form`][toolnexus.forms.read_form]. A field counts when its name, title or
+    description names a password, passphrase, passcode, passkey, secret, token,
+    credentials, API key, private, secret, access, signing or SSH key, PIN, one-time
+    password (OTP, TOTP), MFA or 2FA code, card number (``cc_number``, ``card no``),
+    CVV/CVC or security code, IBAN, account or routing number, or social security number
+    (SSN), in any spelling (``apiKey``, ``API_KEY``, ``"Your API key"``). Words are matched
+    whole, so ``max_tokens``, ``account`` or ``spinner`` do not count; and a text that
+    tells the user not to give one (``"do not give us your PIN"``, ``"never share your
+    password"``, ``"no password needed"``) does not count for what it rules out.
+
+    Returns the names in the form's order; an empty list when nothing looks secret, or
+    when ``form`` is not a form that [`read_form`][toolnexus.forms.read_form] can read
+    (such a form cannot be answered through toolnexus at all). This is a heuristic for a
+    warning, not a guarantee: a server can always disguise what it asks for. Its time is
+    linear in the text the form holds, which [`read_form`][toolnexus.forms.read_form]
+    bounds.
+    """
+    if not isinstance(form, Form):
+        if not isinstance(form, Mapping):
+            return []
+        try:
+            form = read_form(form)
+        except FormError:
+            return []
+    found: list[str] = []
+    for spec in form.fields:
+        if looks_secret(spec.name) or looks_secret(spec.title or "") or looks_secret(spec.description or ""):
+            found.append(spec.name)
+    return found

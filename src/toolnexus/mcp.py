@@ -27,7 +27,6 @@ from ._callback import (
     result_for,
 )
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
-from ._sensitive import sensitive_fields
 from ._url_required import (
     MAX_URL_ELICITATIONS,
     URL_ELICITATION_REQUIRED,
@@ -35,7 +34,7 @@ from ._url_required import (
     UrlElicitationRefusedError,
     call_tool,
 )
-from .forms import validate_content
+from .forms import sensitive_fields, validate_content
 
 __all__ = [
     "MAX_ABANDONED_THREADS",

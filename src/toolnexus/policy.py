@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ._rules import Asked, Rule, read_rule
-from ._sensitive import sensitive_fields
 from ._util import is_async_callable
 from ._wire import Answer, Request
+from .forms import sensitive_fields
 
 if TYPE_CHECKING:
     from ._callback import AnswerLike, WaitFor
