@@ -256,6 +256,43 @@ class SqliteStore:
             if not gone:
                 raise KeyError(key)
 
+    def page(
+        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+    ) -> tuple[builtins.list[tuple[str, str, Pending | ValueError]], str | None]:
+        """One page of parked calls, newest first: ``(rows, cursor)``.
+
+        Each row is ``(key, created, pending)``, ``created`` the RFC 3339 time it was parked;
+        a record that does not read gives the ``ValueError`` saying why in place of its
+        pending, so one bad row does not hide the others. ``cursor`` is ``None`` on the
+        last page; passed back as ``before`` it gives the next (older) page. Each page is
+        read by keyset (``seq < cursor``), so its cost does not grow with the number of calls
+        in the store. With ``server``, only the calls parked from the server of that name.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 1000:
+            raise ValueError(f"SqliteStore.page: limit must be an int from 1 to 1000, not {limit!r}")
+        where: builtins.list[str] = []
+        params: builtins.list[Any] = []
+        if before is not None:
+            if not isinstance(before, str) or not before.isdigit() or len(before) > 19:
+                raise ValueError("SqliteStore.page: before must be a cursor from an earlier page")
+            where.append("seq < ?")
+            params.append(int(before))
+        if server is not None:
+            where.append("json_extract(pending, '$.server') = ?")
+            params.append(_check_key(server))
+        sql = "SELECT seq, key, created, pending FROM toolnexus_pending"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = self._read(sql + " ORDER BY seq DESC LIMIT ?", (*params, limit + 1))
+        cursor = str(rows[limit - 1][0]) if len(rows) > limit else None
+        out: builtins.list[tuple[str, str, Pending | ValueError]] = []
+        for _, key, created, text in rows[:limit]:
+            try:
+                out.append((key, created, _pending(key, text)))
+            except ValueError as err:
+                out.append((key, created, err))
+        return out, cursor
+
 
 def _check_key(key: object) -> str:
     if not isinstance(key, str):
