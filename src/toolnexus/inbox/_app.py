@@ -1,0 +1,390 @@
+"""The inbox's pages: the list of parked calls, a call's questions, answering, live updates."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, Final
+from urllib.parse import quote, urlencode
+
+import anyio.to_thread
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .._wire import Answer
+from ..durable import Pending
+from . import _views
+from ._security import Guard, cookie_name, read_cookie
+
+__all__ = ["STATUSES", "build"]
+
+logger = logging.getLogger("toolnexus.inbox")
+
+STATUSES: Final = ("waiting", "answered", "expired")
+"""The statuses the list filters by (the store on main tells waiting from answered)."""
+SCAN_PAGES: Final = 10
+"""With a status filter, at most this many store pages are read for one page of the list."""
+_MAX_FORM_BYTES: Final = 1_000_000
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+class _Inbox:
+    def __init__(
+        self, store: Any, *, token: str | None, page_size: int, poll_interval: float, title: str
+    ) -> None:
+        self.store = store
+        self.page_size = page_size
+        self.poll_interval = poll_interval
+        self.title = title
+        self.csrf_cookie = (cookie_name(token) if token is not None else "toolnexus_inbox") + "_csrf"
+        self.env = jinja2.Environment(
+            loader=jinja2.PackageLoader("toolnexus.inbox", "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    # --- the store ---------------------------------------------------------------------------
+
+    def _page(
+        self, before: str | None, server: str | None
+    ) -> tuple[list[tuple[str, str, Pending | ValueError]], str | None]:
+        page = getattr(self.store, "page", None)
+        if page is not None:
+            rows, cursor = page(limit=self.page_size, before=before, server=server)
+            return list(rows), cursor
+        # A store with list() alone: read whole, newest first (its time grows with the store).
+        every = [(k, "", p) for k, p in reversed(self.store.list()) if server is None or p.server == server]
+        start = int(before) if before is not None and before.isdigit() else 0
+        end = start + self.page_size
+        return list(every[start:end]), (str(end) if end < len(every) else None)
+
+    def rows(
+        self, status: str | None, server: str | None, before: str | None
+    ) -> tuple[list[_views.Row], str | None]:
+        """One page of the list, newest first, and the cursor of the next."""
+        now = _now()
+        shown: list[_views.Row] = []
+        cursor = before
+        for _ in range(SCAN_PAGES):
+            page, cursor = self._page(cursor, server)
+            for key, created, pending in page:
+                answered = self._answers(key) if isinstance(pending, Pending) else {}
+                row = _views.row_of(key, created, pending, answered, now)
+                if status is None or row.status == status:
+                    shown.append(row)
+            if cursor is None or len(shown) >= self.page_size:
+                break
+        return shown, cursor
+
+    def _answers(self, key: str) -> dict[str, Answer]:
+        try:
+            return dict(self.store.answers(key))
+        except (KeyError, ValueError):
+            return {}
+
+    def fingerprint(self, status: str | None, server: str | None, key: str | None) -> str:
+        """What changes when the page showing these would change: the first page's calls and
+        their answers, or one call's answers. Its cost is a page's, whatever the store holds."""
+        digest = hashlib.sha256()
+        if key is not None:
+            try:
+                answers = self.store.answers(key)
+            except KeyError:
+                return "gone"
+            except ValueError:
+                return "unreadable"
+            for request_id, answer in sorted(answers.items()):
+                digest.update(f"{request_id}={answer.ok}{answer.reason};".encode())
+            return digest.hexdigest()
+        rows, _ = self.rows(status, server, None)
+        for row in rows:
+            digest.update(f"{row.key}:{row.status}:{sum(p.answered for p in row.prompts)};".encode())
+        return digest.hexdigest()
+
+    # --- pages -------------------------------------------------------------------------------
+
+    def render(self, request: HttpRequest, name: str, code: int = 200, **context: Any) -> HTMLResponse:
+        given = read_cookie(request.scope, self.csrf_cookie)
+        fresh = given is None or len(given) != 43
+        csrf = secrets.token_urlsafe(32) if given is None or fresh else given
+        base = request.scope.get("root_path", "")
+        context.setdefault("events", "")
+        html = self.env.get_template(name).render(
+            base=base, csrf=csrf, title=self.title, quote=_quote, **context
+        )
+        response = HTMLResponse(html, status_code=code)
+        if fresh:
+            response.set_cookie(
+                self.csrf_cookie,
+                csrf,
+                path=base or "/",
+                httponly=True,
+                samesite="strict",
+                secure=request.url.scheme == "https",
+            )
+        return response
+
+    def list_page(self, request: HttpRequest) -> Response:
+        query = request.query_params
+        status = query.get("status") or None
+        if status is not None and status not in STATUSES:
+            status = None
+        server = query.get("server") or None
+        before = query.get("before") or None
+        try:
+            rows, cursor = self.rows(status, server, before)
+        except ValueError:  # a cursor that is not one
+            return self.message(request, 400, "That page does not exist", "The address names no page.")
+        filters = {k: v for k, v in (("status", status), ("server", server)) if v}
+        events = "events?" + urlencode(filters)
+        fragment = request.headers.get("x-inbox-fragment") == "1"
+        return self.render(
+            request,
+            "rows.html" if fragment else "list.html",
+            rows=rows,
+            statuses=STATUSES,
+            status=status or "",
+            server=_views.shown(server) if server else "",
+            server_raw=server or "",
+            older="?" + urlencode({**filters, "before": cursor}) if cursor else None,
+            newest="?" + urlencode(filters) if before else None,
+            events=events,
+        )
+
+    def message(self, request: HttpRequest, status: int, heading: str, text: str, **extra: Any) -> Response:
+        return self.render(request, "message.html", status, heading=heading, text=text, **extra)
+
+    def _load(self, key: str) -> tuple[Pending, dict[str, Answer]] | None:
+        try:
+            return self.store.get(key), dict(self.store.answers(key))
+        except KeyError:
+            return None
+
+    def call_page(
+        self,
+        request: HttpRequest,
+        key: str,
+        posted: tuple[str, _views.Posted] | None = None,
+        status: int = 200,
+        notice: str | None = None,
+    ) -> Response:
+        try:
+            loaded = self._load(key)
+        except ValueError as err:
+            return self.message(request, 500, "This call does not read", _views.shown(str(err)))
+        if loaded is None:
+            return self.message(
+                request, 404, "No such call", "Nothing is parked under that key: it may have been resumed."
+            )
+        pending, answers = loaded
+        now = _now()
+        questions = [
+            _views.question_view(
+                r, answers.get(r.id), now, posted[1] if posted is not None and posted[0] == r.id else None
+            )
+            for r in pending.requests
+        ]
+        row = _views.row_of(key, "", pending, answers, now)
+        done = request.query_params.get("answered")
+        next_step = self._next_step(pending, answers) if done else None
+        return self.render(
+            request,
+            "call.html",
+            status,
+            key=key,
+            row=row,
+            questions=questions,
+            next_step=next_step,
+            notice=notice,
+            events="events?" + urlencode({"key": key}),
+        )
+
+    def _next_step(self, pending: Pending, answers: dict[str, Answer]) -> str:
+        left = sum(1 for r in pending.requests if r.id not in answers)
+        if left:
+            return (
+                f"Your answer is recorded. {left} more question{'s' if left > 1 else ''} of this call "
+                "wait for an answer; the call goes on once every one is answered."
+            )
+        return (
+            "Your answer is recorded, and every question of this call is answered: it is ready to resume. "
+            "A worker resumes it, or whoever parked it runs toolnexus resume; the server then carries on."
+        )
+
+    async def answer(self, request: HttpRequest) -> Response:
+        key = request.path_params["key"]
+        request_id = request.path_params["request_id"]
+        if int(request.headers.get("content-length") or 0) > _MAX_FORM_BYTES:
+            return await anyio.to_thread.run_sync(
+                lambda: self.message(request, 413, "Too large", "That answer is too large to read.")
+            )
+        form = await request.form(max_files=0, max_fields=2000)
+        values: dict[str, list[str]] = {}
+        for name, value in form.multi_items():
+            if isinstance(value, str):
+                values.setdefault(name, []).append(value)
+        await form.close()
+        return await anyio.to_thread.run_sync(lambda: self._answer(request, key, request_id, values))
+
+    def _check_csrf(self, request: HttpRequest, values: dict[str, list[str]]) -> bool:
+        cookie = read_cookie(request.scope, self.csrf_cookie)
+        given = (values.get("csrf") or [""])[0]
+        if cookie is None or not hmac.compare_digest(cookie.encode(), given.encode()):
+            return False
+        origin = request.headers.get("origin")
+        if origin is not None and origin != "null":
+            expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
+            return origin == expected
+        return True
+
+    def _answer(
+        self, request: HttpRequest, key: str, request_id: str, values: dict[str, list[str]]
+    ) -> Response:
+        if not self._check_csrf(request, values):
+            return self.message(
+                request,
+                403,
+                "Refused",
+                "This form's security token is missing or out of date: reload the page and answer again.",
+            )
+        action = (values.get("action") or ["accept"])[0]
+        try:
+            loaded = self._load(key)
+        except ValueError as err:
+            return self.message(request, 500, "This call does not read", _views.shown(str(err)))
+        if loaded is None:
+            return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
+        pending, answers = loaded
+        question = next((r for r in pending.requests if r.id == request_id), None)
+        if question is None:
+            return self.message(request, 404, "No such question", "This call holds no such question.")
+        back = f"calls/{_quote(key)}"
+        if request_id in answers:
+            return self._already(request, back)
+        if _views.expired(question, _now()):
+            return self.message(
+                request,
+                410,
+                "This question has expired",
+                "Its deadline has passed: it can no longer be answered.",
+                back=back,
+            )
+        if action == "decline":
+            answer = Answer(request_id, False, None, "declined")
+        elif action == "cancel":
+            answer = Answer(request_id, False, None, "cancelled")
+        elif action != "accept":
+            return self.message(request, 400, "Unknown action", "The form asked for nothing this inbox does.")
+        elif question.kind == "input":
+            form, problem = _views.form_of(question)
+            if form is None:
+                return self.message(request, 400, "This form cannot be answered here", problem or "")
+            posted = _views.read_post(form, values)
+            if not posted.ok:
+                return self.call_page(request, key, (request_id, posted), status=422)
+            answer = Answer(request_id, True, posted.content)
+        else:
+            answer = Answer(request_id, True)
+        try:
+            self.store.record(key, answer)
+        except KeyError:
+            return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
+        except ValueError as err:
+            try:
+                now_answered = request_id in self.store.answers(key)
+            except (KeyError, ValueError):
+                now_answered = False
+            if now_answered:  # another tab, person or process got there first
+                return self._already(request, back)
+            posted = _views.Posted(general=[_views.shown(str(err))])
+            return self.call_page(request, key, (request_id, posted), status=422)
+        logger.info("%s of %s answered (%s)", request_id, key, _views.answer_word(answer))
+        return RedirectResponse(
+            f"{request.scope.get('root_path', '')}/{back}?answered={_quote(request_id)}", 303
+        )
+
+    def _already(self, request: HttpRequest, back: str) -> Response:
+        return self.message(
+            request,
+            409,
+            "Already answered",
+            "Someone answered this question first (in another tab, another browser or another inbox). "
+            "Their answer is kept; yours was not recorded.",
+            back=back,
+        )
+
+    async def events(self, request: HttpRequest) -> Response:
+        query = request.query_params
+        status = query.get("status") or None
+        status = status if status in STATUSES else None
+        server = query.get("server") or None
+        key = query.get("key") or None
+
+        async def stream() -> AsyncIterator[str]:
+            last = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+            yield "retry: 3000\n\n"
+            quiet = 0.0
+            while True:
+                await asyncio.sleep(self.poll_interval)
+                now = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+                if now != last:
+                    last = now
+                    quiet = 0.0
+                    yield "event: change\ndata: changed\n\n"
+                else:
+                    quiet += self.poll_interval
+                    if quiet >= 15:
+                        quiet = 0.0
+                        yield ": still here\n\n"
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
+        )
+
+
+def _quote(text: str) -> str:
+    return quote(text, safe="")
+
+
+def build(
+    store: Any,
+    *,
+    token: str | None,
+    allowed_hosts: Iterable[str] | None,
+    page_size: int,
+    poll_interval: float,
+    title: str,
+) -> Guard:
+    inbox = _Inbox(store, token=token, page_size=page_size, poll_interval=poll_interval, title=title)
+
+    def list_page(request: HttpRequest) -> Response:
+        return inbox.list_page(request)
+
+    def call_page(request: HttpRequest) -> Response:
+        return inbox.call_page(request, request.path_params["key"])
+
+    static = StaticFiles(packages=[("toolnexus.inbox", "static")])
+    app = Starlette(
+        routes=[
+            Route("/", list_page, methods=["GET"]),
+            Route("/calls/{key}", call_page, methods=["GET"]),
+            Route("/calls/{key}/{request_id}", inbox.answer, methods=["POST"]),
+            Route("/events", inbox.events, methods=["GET"]),
+            Mount("/static", static, name="static"),
+        ]
+    )
+    return Guard(app, token=token, allowed_hosts=allowed_hosts)

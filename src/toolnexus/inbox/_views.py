@@ -1,0 +1,527 @@
+"""What the inbox's pages show, and the reading of what a person posts: pure, no I/O.
+
+Every text that came from a server (names, prompts, titles, choices, URLs, arguments,
+results) goes through [`escape_text`][toolnexus._util.escape_text] here, so control, bidi
+and zero-width characters are visible as escapes; the templates' autoescaping then makes it
+HTML. A template never sees a server's text that did not pass through this module.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from .._util import escape_text
+from .._wire import Answer, Request
+from ..console import url_warnings
+from ..durable import Pending
+from ..forms import FORMATS, Field, Form, FormError, read_form
+from ..mcp import sensitive_fields
+
+__all__ = [
+    "FieldView",
+    "Posted",
+    "QuestionView",
+    "Row",
+    "call_status",
+    "field_views",
+    "read_post",
+    "row_of",
+]
+
+FOLD_AT: Final = 120
+"""Characters of an argument shown before the rest is folded away."""
+_WHAT: Final = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
+_INPUT_TYPES: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+RADIO_AT_MOST: Final = 5
+"""A single choice of at most this many choices is a radio group; more, a select."""
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """A server's text as a page shows it: control, bidi and zero-width characters visible."""
+    return escape_text(text if isinstance(text, str) else str(text), lines=lines)
+
+
+# --- time ------------------------------------------------------------------------------------
+
+
+def parse_time(text: object) -> _dt.datetime | None:
+    """An RFC 3339 time (``2026-11-29T19:40:00.123Z``), or ``None`` when it does not read."""
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    try:
+        moment = _dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=_dt.timezone.utc)
+
+
+def span(seconds: float) -> str:
+    """A duration in words a glance reads: ``40 s``, ``12 min``, ``3 h 5 min``, ``2 d 4 h``."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+def expired(request: Request, now: _dt.datetime) -> bool:
+    """Whether ``request``'s ``expiresAt`` has passed (a deadline that does not read counts
+    as passed: nobody can tell whether answering is still wanted)."""
+    if request.expiresAt is None:
+        return False
+    moment = parse_time(request.expiresAt)
+    return moment is None or moment <= now
+
+
+# --- the list --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str
+    text: str
+    answered: bool
+
+
+@dataclass(frozen=True)
+class Row:
+    """One parked call as the list shows it."""
+
+    key: str
+    status: str
+    server: str
+    what: str
+    target: str
+    arguments: str
+    folded: str | None
+    prompts: tuple[Prompt, ...]
+    age: str
+    left: str
+    problem: str | None = None
+
+
+def call_status(pending: Pending, answered: Sequence[str] | Mapping[str, Any], now: _dt.datetime) -> str:
+    """The call's status as the store on main tells it: ``answered`` when every question is,
+    ``expired`` when an unanswered one is past its ``expiresAt``, else ``waiting``."""
+    left = [r for r in pending.requests if r.id not in answered]
+    if not left:
+        return "answered"
+    if any(expired(r, now) for r in left):
+        return "expired"
+    return "waiting"
+
+
+def _arguments(pending: Pending) -> tuple[str, str | None]:
+    if not pending.arguments:
+        return "", None
+    text = shown(json.dumps(pending.arguments, ensure_ascii=False, default=str, sort_keys=False))
+    if len(text) <= FOLD_AT:
+        return text, None
+    return text[:FOLD_AT] + "…", shown(
+        json.dumps(pending.arguments, ensure_ascii=False, default=str, indent=2), lines=True
+    )
+
+
+def _left(pending: Pending, answered: Mapping[str, Any], now: _dt.datetime) -> str:
+    deadlines = [parse_time(r.expiresAt) for r in pending.requests if r.id not in answered and r.expiresAt]
+    if not deadlines:
+        return ""
+    if any(d is None for d in deadlines):
+        return "expired"
+    soonest = min(d for d in deadlines if d is not None)
+    return "expired" if soonest <= now else span((soonest - now).total_seconds()) + " left"
+
+
+def row_of(
+    key: str,
+    created: str,
+    pending: Pending | ValueError,
+    answered: Mapping[str, Any],
+    now: _dt.datetime,
+    status: str | None = None,
+) -> Row:
+    """The list's row for one call (``status`` given by a store that keeps one)."""
+    parked = parse_time(created)
+    age = span((now - parked).total_seconds()) if parked is not None else ""
+    if isinstance(pending, ValueError):
+        return Row(key, "unreadable", "", "", "", "", None, (), age, "", shown(str(pending)))
+    arguments, folded = _arguments(pending)
+    prompts = tuple(
+        Prompt(r.kind, shown(r.prompt, lines=True) if r.prompt else "(no prompt)", r.id in answered)
+        for r in pending.requests
+    )
+    return Row(
+        key=key,
+        status=status or call_status(pending, answered, now),
+        server=shown(pending.server) if pending.server else "(unnamed server)",
+        what=_WHAT.get(pending.method, pending.method),
+        target=shown(pending.target),
+        arguments=arguments,
+        folded=folded,
+        prompts=prompts,
+        age=age,
+        left=_left(pending, answered, now),
+    )
+
+
+# --- a question ------------------------------------------------------------------------------
+
+
+@dataclass
+class Option:
+    index: int
+    title: str
+    selected: bool
+
+
+@dataclass
+class FieldView:
+    """One field of a question as the page draws it, with the browser's own control."""
+
+    index: int
+    name: str
+    label: str
+    control: str
+    """``input``, ``checkbox``, ``select``, ``radio`` or ``checkboxes``."""
+    input_type: str = "text"
+    required: bool = False
+    description: str | None = None
+    value: str = ""
+    checked: bool = False
+    options: list[Option] = field(default_factory=list)
+    attrs: dict[str, str] = field(default_factory=dict)
+    """Constraints the browser checks itself: minlength, maxlength, min, max, step."""
+    notes: list[str] = field(default_factory=list)
+    """What the browser cannot check, in words: the pattern, a format, a multi-select's bounds."""
+    secret: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class QuestionView:
+    """One question of a call: its form, or its URL, or a yes/no."""
+
+    request_id: str
+    kind: str
+    prompt: str
+    answer: str | None = None
+    """How it was answered (``accepted``, ``declined``, ...), ``None`` while it waits."""
+    expired: bool = False
+    fields: list[FieldView] = field(default_factory=list)
+    form_problem: str | None = None
+    """Why the form cannot be answered here (a schema outside the subset)."""
+    secret_names: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Problems that belong to no one field."""
+    url: str | None = None
+    href: str | None = None
+    """The address the "open" link goes to: the server's URL as given, only when it is
+    http(s) and holds no character a browser would drop or that would hide something."""
+    host: str | None = None
+    form_title: str | None = None
+    form_description: str | None = None
+    any_required: bool = False
+    openable: bool = False
+    warnings: list[str] = field(default_factory=list)
+    deadline: str | None = None
+
+
+def answer_word(answer: Answer) -> str:
+    if answer.ok:
+        return "accepted"
+    return {"declined": "declined", "cancelled": "cancelled", "expired": "expired"}.get(
+        answer.reason or "", "cancelled"
+    )
+
+
+def form_of(request: Request) -> tuple[Form | None, str | None]:
+    """The question's form and why it cannot be answered (``None`` when it can). A request
+    that carries no schema is a form with no fields."""
+    data = request.data or {}
+    if "schema" not in data:
+        return Form(), None
+    try:
+        return read_form(data["schema"]), None
+    except FormError as err:
+        return None, shown(str(err))
+
+
+def browser_host(url: str) -> str:
+    """The host a browser opens for ``url`` (it reads ``\\`` as ``/`` and drops tabs and
+    line breaks), port included; ``""`` when there is none.
+
+    Temporary: the console keeps the same reading private; it moves to a public
+    ``toolnexus.urls``, and this goes then.
+    """
+    read = url.strip("".join(chr(c) for c in range(0x21)))
+    read = read.replace("\t", "").replace("\n", "").replace("\r", "").replace("\\", "/")
+    scheme, colon, rest = read.partition(":")
+    if colon and scheme.lower() in ("http", "https"):
+        read = f"{scheme}://{rest.lstrip('/')}"
+    try:
+        parts = urlsplit(read)
+        port = parts.port
+    except ValueError:
+        return ""
+    from urllib.parse import unquote
+
+    host = unquote(parts.hostname or "")
+    return host + (f":{port}" if port is not None else "")
+
+
+def question_view(
+    request: Request,
+    answer: Answer | None,
+    now: _dt.datetime,
+    posted: Posted | None = None,
+) -> QuestionView:
+    view = QuestionView(
+        request_id=request.id,
+        kind=request.kind,
+        prompt=shown(request.prompt, lines=True),
+        answer=answer_word(answer) if answer is not None else None,
+        expired=answer is None and expired(request, now),
+    )
+    if request.expiresAt is not None:
+        moment = parse_time(request.expiresAt)
+        if moment is None:
+            view.deadline = "its deadline does not read"
+        elif moment > now:
+            view.deadline = f"{span((moment - now).total_seconds())} left"
+    if request.kind == "authorization":
+        url = request.url or ""
+        view.url = shown(url)
+        view.host = shown(browser_host(url)) if url else ""
+        view.warnings = [shown(w) for w in url_warnings(url)] if url else ["the server gave no URL"]
+        scheme = url.strip().split(":", 1)[0].lower() if ":" in url else ""
+        view.openable = bool(url) and scheme in ("http", "https") and bool(view.host)
+        view.href = url if view.openable and url.isprintable() and url == url.strip() else None
+        return view
+    if request.kind != "input":
+        return view
+    form, problem = form_of(request)
+    if form is None:
+        view.form_problem = problem
+        return view
+    secrets = sensitive_fields(form)
+    view.secret_names = [shown(name) for name in secrets]
+    view.fields = field_views(form, set(secrets), posted)
+    view.any_required = any(f.required for f in form.fields)
+    view.form_title = shown(form.title) if form.title else None
+    view.form_description = shown(form.description, lines=True) if form.description else None
+    if posted is not None:
+        view.problems = posted.general
+    return view
+
+
+def _number_text(value: object) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def _input_value(spec: Field, value: object) -> str:
+    """A value (a default) as the text its control holds."""
+    if value is None or isinstance(value, bool):
+        return ""
+    if spec.type in ("number", "integer"):
+        return _number_text(value)
+    if not isinstance(value, str):
+        return ""
+    if spec.format == "date-time":
+        moment = parse_time(value)
+        if moment is None:
+            return ""
+        return moment.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return value
+
+
+def field_views(form: Form, secrets: set[str], posted: Posted | None = None) -> list[FieldView]:
+    """The controls of ``form``; with ``posted``, holding what was typed (secrets excepted)
+    and each field's problems."""
+    views = []
+    for index, spec in enumerate(form.fields):
+        secret = spec.name in secrets
+        typed = posted.typed.get(index) if posted is not None else None
+        default = spec.default if spec.has_default else None
+        view = FieldView(
+            index=index,
+            name=shown(spec.name),
+            label=shown(spec.label),
+            control="input",
+            required=spec.required,
+            description=shown(spec.description, lines=True) if spec.description else None,
+            secret=secret,
+            problems=list(posted.problems.get(index, [])) if posted is not None else [],
+        )
+        kind = spec.type
+        if kind == "string":
+            view.input_type = "password" if secret else _INPUT_TYPES.get(spec.format or "", "text")
+            if spec.min_length is not None:
+                view.attrs["minlength"] = str(spec.min_length)
+            if spec.max_length is not None:
+                view.attrs["maxlength"] = str(spec.max_length)
+            if spec.format == "date-time":
+                view.notes.append("a date and time in UTC")
+                view.attrs["step"] = "1"
+            elif spec.format is not None and spec.format in FORMATS:
+                view.notes.append(FORMATS[spec.format])
+            if spec.pattern is not None:
+                view.notes.append(f"the server expects it to match the pattern {shown(spec.pattern)}")
+            if secret:
+                view.value = ""
+            elif typed is not None:
+                view.value = str(typed)
+            else:
+                view.value = _input_value(spec, default)
+        elif kind in ("number", "integer"):
+            view.input_type = "number"
+            view.attrs["step"] = "1" if kind == "integer" else "any"
+            if spec.minimum is not None and math.isfinite(spec.minimum):
+                view.attrs["min"] = _number_text(spec.minimum)
+                if spec.exclusive_minimum:
+                    view.notes.append(f"greater than {_number_text(spec.minimum)}")
+            if spec.maximum is not None and math.isfinite(spec.maximum):
+                view.attrs["max"] = _number_text(spec.maximum)
+                if spec.exclusive_maximum:
+                    view.notes.append(f"less than {_number_text(spec.maximum)}")
+            if kind == "integer":
+                view.notes.append("a whole number")
+            view.value = str(typed) if typed is not None and not secret else _input_value(spec, default)
+        elif kind == "boolean":
+            view.control = "checkbox"
+            view.checked = bool(typed) if typed is not None else default is True
+        elif kind == "choice":
+            view.control = "radio" if len(spec.choices) <= RADIO_AT_MOST else "select"
+            chosen = typed if typed is not None else _choice_index(spec, default)
+            view.options = [Option(i, shown(c.title), chosen == i) for i, c in enumerate(spec.choices)]
+        else:  # choices
+            view.control = "checkboxes"
+            if typed is not None:
+                picked = set(typed) if isinstance(typed, list) else set()
+            else:
+                values = default if isinstance(default, list) else []
+                picked = {i for v in values if (i := _choice_index(spec, v)) is not None}
+            view.options = [Option(i, shown(c.title), i in picked) for i, c in enumerate(spec.choices)]
+            low, high = spec.min_items, spec.max_items
+            if low is not None and high is not None:
+                view.notes.append(f"choose from {low} to {high}")
+            elif low is not None:
+                view.notes.append(f"choose at least {low}")
+            elif high is not None:
+                view.notes.append(f"choose at most {high}")
+        views.append(view)
+    return views
+
+
+def _choice_index(spec: Field, value: object) -> int | None:
+    choice = spec.choice(value)
+    return None if choice is None else spec.choices.index(choice)
+
+
+# --- reading a post --------------------------------------------------------------------------
+
+
+@dataclass
+class Posted:
+    """A question's form as posted: the content to record, what was typed (to show again),
+    and the problems by field index."""
+
+    content: dict[str, Any] = field(default_factory=dict)
+    typed: dict[int, Any] = field(default_factory=dict)
+    problems: dict[int, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and not self.general
+
+
+def _datetime_value(text: str) -> str | None:
+    """``datetime-local``'s ``2026-12-01T09:30`` (seconds optional), read as UTC, as RFC 3339."""
+    try:
+        moment = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is not None:
+        return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_post(form: Form, values: Mapping[str, list[str]]) -> Posted:
+    """The content a person posted for ``form`` (``values``: each control's name, ``f0``,
+    ``f1``..., to its values), checked with the form model.
+
+    An empty text or number is an unanswered field; an unticked checkbox is ``false``.
+    """
+    posted = Posted()
+    for index, spec in enumerate(form.fields):
+        got = values.get(f"f{index}", [])
+        text = got[0] if got else ""
+        value: Any
+        problem: str | None = None
+        if spec.type == "boolean":
+            value = bool(got)
+            posted.typed[index] = value
+        elif spec.type == "choices":
+            picked = [int(v) for v in got if v.isdigit() and int(v) < len(spec.choices)]
+            posted.typed[index] = picked
+            if len(picked) != len(got):
+                problem = "one of the choices is not one this question offers"
+            value = [spec.choices[i].value for i in picked]
+            if not value and not spec.required:
+                value = None
+        elif spec.type == "choice":
+            if text == "":
+                value = None
+            elif text.isdigit() and int(text) < len(spec.choices):
+                posted.typed[index] = int(text)
+                value = spec.choices[int(text)].value
+            else:
+                value, problem = None, "the choice is not one this question offers"
+        elif spec.type in ("number", "integer"):
+            posted.typed[index] = text
+            value = None
+            if text.strip():
+                try:
+                    value = int(text) if spec.type == "integer" else float(text)
+                except ValueError:
+                    try:
+                        value = float(text)
+                    except ValueError:
+                        problem = f"must be {'an integer' if spec.type == 'integer' else 'a number'}"
+                    else:
+                        if spec.type == "integer" and value.is_integer() and abs(value) < 2**53:
+                            value = int(value)
+                if isinstance(value, float) and value.is_integer() and spec.type == "number":
+                    value = int(value) if abs(value) < 2**53 else value
+        else:  # string
+            posted.typed[index] = text
+            value = text if text != "" else None
+            if value is not None and spec.format == "date-time":
+                value = _datetime_value(text) or text
+        if problem is not None:
+            posted.problems[index] = [problem]
+            continue
+        if value is None:
+            if spec.required:
+                posted.problems[index] = ["this field is required"]
+            continue
+        found = spec.problems(value)
+        if found:
+            posted.problems[index] = found
+        else:
+            posted.content[spec.name] = value
+    return posted

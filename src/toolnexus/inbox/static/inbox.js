@@ -1,0 +1,29 @@
+// The toolnexus inbox's live updates: the page listens to the server's events and, when what
+// it shows has changed, fetches it again (the list) or says so (a question, whose form may hold
+// what the person typed). Everything works without this file; it only saves a reload.
+(function () {
+  "use strict";
+  var body = document.body;
+  var source = body.getAttribute("data-events");
+  var live = body.getAttribute("data-live");
+  if (!source || live === "none" || !window.EventSource || !window.fetch) {
+    return;
+  }
+  var note = document.getElementById("live-note");
+  var events = new EventSource(source);
+  events.addEventListener("change", function () {
+    if (live === "swap") {
+      fetch(window.location.href, { headers: { "X-Inbox-Fragment": "1" }, credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (html) {
+          var target = document.getElementById("live");
+          if (html === null || !target) { return; }
+          var parsed = new DOMParser().parseFromString(html, "text/html");
+          target.replaceChildren.apply(target, Array.prototype.slice.call(parsed.body.childNodes));
+          if (note) { note.textContent = "The list was updated."; }
+        });
+    } else if (note) {
+      note.textContent = "This call changed elsewhere. Reload the page to see it.";
+    }
+  });
+})();

@@ -1,0 +1,334 @@
+"""The inbox's pages over HTTP, without a browser: access, the checks on every post, answering
+(calls parked from a real in-process ``MCPServer``), the list's pages, and reading a post.
+The browser's side is tests/test_inbox_browser.py."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from starlette.testclient import TestClient
+
+from servers.inbox_server import EVERY_FIELD, park, resume
+from toolnexus import Answer, Request, inbox
+from toolnexus.durable import Pending, SqliteStore
+from toolnexus.forms import read_form
+from toolnexus.inbox._views import read_post
+
+TOKEN = "a-test-token-of-some-length"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    with SqliteStore(tmp_path / "pending.db") as opened:
+        yield opened
+
+
+def client_for(store: SqliteStore, **options: Any) -> TestClient:
+    options.setdefault("token", TOKEN)
+    options.setdefault("allowed_hosts", ["testserver"])
+    return TestClient(inbox.app(store, **options), follow_redirects=False)
+
+
+def signed_in(store: SqliteStore, **options: Any) -> TestClient:
+    client = client_for(store, **options)
+    assert client.get(f"/?token={TOKEN}").status_code == 303
+    return client
+
+
+def parked(store: SqliteStore, tool: str, arguments: dict[str, Any] | None = None, **options: Any) -> str:
+    return anyio.run(lambda: park(store, tool, arguments, **options))
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found is not None
+    return found.group(1)
+
+
+def csrf_cookie(client: TestClient) -> str:
+    (value,) = [value for name, value in client.cookies.items() if name.endswith("_csrf")]
+    return value
+
+
+def form_page(client: TestClient, key: str) -> tuple[str, str, str]:
+    """The call's page, its CSRF token and the action of its first question's form."""
+    page = client.get(f"/calls/{key}")
+    assert page.status_code == 200
+    action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+    assert action is not None
+    return page.text, csrf_of(page.text), action.group(1)
+
+
+# --- access -----------------------------------------------------------------------------------
+
+
+def test_every_request_needs_the_token(store: SqliteStore) -> None:
+    client = client_for(store)
+    for path in ("/", "/calls/x", "/events", "/static/inbox.js", "/?token=wrong-token-of-some-length"):
+        refused = client.get(path)
+        assert refused.status_code == 403, path
+        assert "access token" in refused.text
+    assert client.post("/calls/x/y", data={"csrf": "x"}).status_code == 403
+
+
+def test_the_token_becomes_an_http_only_strict_cookie(store: SqliteStore) -> None:
+    client = client_for(store)
+    first = client.get(f"/?status=waiting&token={TOKEN}")
+    assert first.status_code == 303
+    assert first.headers["location"] == "/?status=waiting"  # the token leaves the address
+    cookie = first.headers["set-cookie"]
+    assert "HttpOnly" in cookie
+    assert "SameSite=Strict" in cookie
+    assert TOKEN in cookie
+    assert client.get("/").status_code == 200  # the cookie alone
+
+
+def test_no_token_asked_when_the_host_logs_people_in(store: SqliteStore) -> None:
+    client = client_for(store, token=None, allowed_hosts=None)
+    assert client.get("/").status_code == 200
+
+
+def test_a_foreign_host_header_is_refused(store: SqliteStore) -> None:
+    client = signed_in(store)
+    refused = client.get("/", headers={"host": "attacker.example"})
+    assert refused.status_code == 400
+    assert "Host" in refused.text
+
+
+@pytest.mark.parametrize("path", ["/", "/static/inbox.css", "/calls/nothing", "/nowhere"])
+def test_every_response_sends_the_security_headers(store: SqliteStore, path: str) -> None:
+    client = signed_in(store)
+    for response in (client.get(path), client_for(store).get(path)):
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp
+        assert "unsafe-inline" not in csp
+        assert "frame-ancestors 'none'" in csp
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_post_without_the_csrf_token_is_refused(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "csrf"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    assert client.post(action, data={"action": "accept"}).status_code == 403
+    assert client.post(action, data={"action": "accept", "csrf": csrf[::-1]}).status_code == 403
+    other_site = client.post(
+        action, data={"action": "accept", "csrf": csrf}, headers={"origin": "https://attacker.example"}
+    )
+    assert other_site.status_code == 403
+    assert store.answers(key) == {}
+    assert client.post(action, data={"action": "accept", "csrf": csrf}).status_code == 303
+    (answer,) = store.answers(key).values()
+    assert answer.ok
+
+
+def test_the_access_log_holds_no_query_string_and_no_answer(
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    key = parked(store, "every_field", {"ticket": "T-log"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    caplog.set_level(logging.DEBUG)
+    client.get(f"/?server=x&token={TOKEN}")
+    client.post(
+        action,
+        data={"csrf": csrf, "f0": "Zelda-secret-name", "f1": "z@example.com", "f8": "0", "f10": "0"},
+    )
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith("toolnexus"))
+    assert "GET / 303" in logged
+    assert f"POST {action} 303" in logged
+    assert TOKEN not in logged
+    assert "?" not in logged
+    assert "Zelda" not in logged
+    assert "z@example.com" not in logged
+
+
+# --- answering --------------------------------------------------------------------------------
+
+
+def test_an_answer_is_checked_recorded_and_resumes(store: SqliteStore) -> None:
+    key = parked(store, "every_field", {"ticket": "T-2"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    wrong = client.post(action, data={"csrf": csrf, "f0": "x", "f1": "not-mail", "f8": "1"})
+    assert wrong.status_code == 422
+    assert "must be at least 2 characters long" in wrong.text
+    assert "must be an email address" in wrong.text
+    assert "must have at least 1 item" in wrong.text  # the checks: none ticked
+    assert 'value="not-mail"' in wrong.text  # what was typed, kept
+    assert store.answers(key) == {}
+    done = client.post(
+        action,
+        data={"csrf": csrf, "f0": "Ada", "f1": "ada@example.com", "f5": "3", "f8": "1", "f10": ["0", "2"]},
+    )
+    assert done.status_code == 303
+    assert done.headers["location"].startswith(f"/calls/{key}?answered=")
+    after = client.get(done.headers["location"])
+    assert "ready to resume" in after.text
+    assert anyio.run(resume, store, key) == {
+        "action": "accept",
+        "arguments": {"ticket": "T-2"},
+        "content": {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "replicas": 3,
+            "notify": False,
+            "environment": "production",
+            "checks": ["lint", "e2e"],
+        },
+        "tool": "every_field",
+    }
+
+
+@pytest.mark.parametrize(("action", "reason"), [("decline", "declined"), ("cancel", "cancelled")])
+def test_decline_and_cancel(store: SqliteStore, action: str, reason: str) -> None:
+    key = parked(store, "every_field", {"ticket": "T-3"})
+    client = signed_in(store)
+    _, csrf, target = form_page(client, key)
+    assert client.post(target, data={"csrf": csrf, "action": action}).status_code == 303
+    (answer,) = store.answers(key).values()
+    assert (answer.ok, answer.reason) == (False, reason)
+    assert anyio.run(resume, store, key)["action"] == action
+
+
+def test_a_secret_is_not_sent_back(store: SqliteStore) -> None:
+    key = parked(store, "secret")
+    client = signed_in(store)
+    page, csrf, action = form_page(client, key)
+    assert 'type="password"' in page
+    assert "seems to ask for a secret" in page
+    wrong = client.post(action, data={"csrf": csrf, "f0": "", "f1": "kept note"})
+    assert wrong.status_code == 422
+    assert 'value="kept note"' in wrong.text
+    wrong = client.post(action, data={"csrf": csrf, "f0": "hunter2-secret", "f1": "x" * 3, "f2": "?"})
+    assert "hunter2-secret" not in wrong.text
+
+
+def test_a_question_answered_elsewhere_is_not_overwritten(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "race"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    (request,) = store.get(key).requests
+    store.record(key, Answer(request.id, False, None, "declined"))  # another inbox, first
+    late = client.post(action, data={"csrf": csrf, "action": "accept"})
+    assert late.status_code == 409
+    assert "Already answered" in late.text
+    (answer,) = store.answers(key).values()
+    assert answer.reason == "declined"
+
+
+def test_an_expired_question_cannot_be_answered(store: SqliteStore) -> None:
+    request = Request(
+        "elc-old", "authorization", "Sign in", "https://example.com/", None, "2020-01-01T00:00:00.000Z"
+    )
+    key = store.put(Pending("tools/call", "old", {}, None, ("k",), (request,), server="past"))
+    client = signed_in(store)
+    page = client.get(f"/calls/{key}")
+    assert "can no longer be answered" in page.text
+    assert '<form method="post"' not in page.text
+    refused = client.post(f"/calls/{key}/elc-old", data={"csrf": csrf_cookie(client), "action": "accept"})
+    assert refused.status_code == 410
+    assert store.answers(key) == {}
+    assert "expired" in client.get("/?status=expired").text
+
+
+# --- the list ---------------------------------------------------------------------------------
+
+
+def test_the_list_pages_newest_first_by_keyset(store: SqliteStore) -> None:
+    request = Request("elc-1", "input", "Name?", None, {"schema": {"type": "object", "properties": {}}})
+    keys = [
+        store.put(Pending("tools/call", f"tool{i}", {"i": i}, None, ("k",), (request,), server=f"s{i % 2}"))
+        for i in range(12)
+    ]
+    client = signed_in(store, page_size=5)
+    seen: list[str] = []
+    path = "/"
+    while True:
+        page = client.get(path).text
+        seen += re.findall(r'href="/calls/([0-9a-f]+)"', page)
+        older = re.search(r'<a href="(/\?[^"]*)" rel="next">', page)
+        if older is None:
+            break
+        path = older.group(1).replace("&amp;", "&")
+    assert seen == keys[::-1]
+    only = client.get("/?server=s1").text
+    assert re.findall(r'href="/calls/([0-9a-f]+)"', only) == keys[::-2][:5]
+    store.record(keys[3], Answer("elc-1", True, {}))
+    assert re.findall(r'href="/calls/([0-9a-f]+)"', client.get("/?status=answered").text) == [keys[3]]
+
+
+def test_an_unreadable_record_is_shown_and_the_rest_still_are(store: SqliteStore, tmp_path: Path) -> None:
+    request = Request("elc-1", "input", "Fine", None, None)
+    good = store.put(Pending("tools/call", "fine", None, None, ("k",), (request,)))
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "pending.db") as db:
+        db.execute(
+            "INSERT INTO toolnexus_pending (key, created, pending)"
+            " VALUES ('bad', '2026-01-01T00:00:00.000Z', '{')"
+        )
+    page = signed_in(store).get("/").text
+    assert f"/calls/{good}" in page
+    assert "unreadable" in page
+
+
+# --- reading a post ---------------------------------------------------------------------------
+
+
+def test_read_post_gives_every_type() -> None:
+    form = read_form(EVERY_FIELD)
+    posted = read_post(
+        form,
+        {
+            "f0": ["Ada"],
+            "f1": ["ada@example.com"],
+            "f2": ["https://example.com/x"],
+            "f3": ["2026-12-01"],
+            "f4": ["2026-12-01T09:30"],
+            "f5": ["4"],
+            "f6": ["0.25"],
+            "f7": ["on"],
+            "f8": ["0"],
+            "f9": ["5"],
+            "f10": ["1"],
+        },
+    )
+    assert posted.ok, posted.problems
+    assert posted.content == {
+        "name": "Ada",
+        "email": "ada@example.com",
+        "homepage": "https://example.com/x",
+        "start": "2026-12-01",
+        "window": "2026-12-01T09:30:00Z",
+        "replicas": 4,
+        "ratio": 0.25,
+        "notify": True,
+        "environment": "staging",
+        "region": "ap-northeast-1",
+        "checks": ["unit"],
+    }
+
+
+def test_read_post_names_each_fields_problem() -> None:
+    form = read_form(EVERY_FIELD)
+    posted = read_post(
+        form, {"f0": ["A"], "f5": ["2.5"], "f6": ["lots"], "f8": ["7"], "f10": ["0", "1", "2"]}
+    )
+    assert posted.problems == {
+        0: ["'name' must be at least 2 characters long"],
+        1: ["this field is required"],
+        5: ["'replicas' must be an integer"],
+        6: ["must be a number"],
+        8: ["the choice is not one this question offers"],
+        10: ["'checks' must have at most 2 items"],
+    }
+    assert posted.typed[0] == "A"
+    assert posted.typed[6] == "lots"
