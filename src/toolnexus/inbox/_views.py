@@ -20,8 +20,7 @@ from .._util import escape_text
 from .._wire import Answer, Request
 from ..console import url_warnings
 from ..durable import Pending
-from ..forms import FORMATS, Field, Form, FormError, read_form
-from ..mcp import sensitive_fields
+from ..forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
 
 __all__ = [
     "FieldView",
