@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from http_process import http_server_process
+from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters

@@ -1,18 +1,25 @@
-"""SqliteStore: what it keeps, what it refuses, two writer processes at once, and SIGKILL."""
+"""SqliteStore's own: the file (mode 0600, WAL, read-only, another program's database, format 1
+upgraded), two writer processes at once, and SIGKILL. What every store does is in
+test_store_contract.py."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from toolnexus import Answer, Request
-from toolnexus.durable import STORE_FORMAT, Pending, SqliteStore
+from toolnexus.durable import STORE_FORMAT, Pending, SqliteStore, StoreError, open_store
 
 SCHEMA = {
     "type": "object",
@@ -79,20 +86,144 @@ def test_record_refuses_a_second_answer_an_unknown_id_and_content_that_does_not_
         assert store.answers(other) == {}
 
 
-def test_another_format_version_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "p.db"
-    SqliteStore(path).close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE toolnexus_store SET value = '99' WHERE name = 'format'")
-    with pytest.raises(ValueError, match=f"format '99'.*format {STORE_FORMAT}"):
-        SqliteStore(path)
-
-
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
     SqliteStore(path).close()
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_new_store_and_its_wal_and_shm_are_for_the_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    with SqliteStore(path) as store:
+        store.put(pending())
+        files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+        for file in files:
+            assert file.exists(), file
+            assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+
+
+def test_an_existing_store_others_can_read_is_named_in_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "p.db"
+    SqliteStore(path).close()
+    path.chmod(0o644)
+    with caplog.at_level(logging.WARNING), SqliteStore(path):
+        pass
+    assert any(
+        str(path) in record.getMessage() and "chmod 600" in record.getMessage() for record in caplog.records
+    )
+
+
+def _snapshot(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def test_another_programs_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (body TEXT)")
+        db.execute("INSERT INTO notes VALUES ('keep me')")
+    db.close()
+    before = _snapshot(path)
+    for options in ({}, {"read_only": True}, {"create": False}):
+        with pytest.raises(StoreError, match="not a toolnexus store"):
+            open_store(str(path), **options)  # type: ignore[arg-type]
+    assert _snapshot(path) == before
+    assert not Path(f"{path}-wal").exists()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+        assert [row[0] for row in db.execute("SELECT name FROM sqlite_master")] == ["notes"]
+
+
+def test_read_only_opens_the_file_read_only_and_needs_it_to_exist(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    with pytest.raises(FileNotFoundError, match="no such store"):
+        open_store(str(path), read_only=True)
+    with pytest.raises(FileNotFoundError, match="no such store"):
+        open_store(str(path), create=False)
+    assert not path.exists()
+    with SqliteStore(path) as store:
+        key = store.put(pending())
+    path.chmod(0o400)
+    with open_store(str(path), read_only=True) as reader:
+        assert [(c.key, c.status) for c in reader.calls()] == [(key, "waiting")]
+        with pytest.raises(StoreError, match="read-only"):
+            reader.put(pending(1))
+
+
+def test_a_format_1_store_is_upgraded_with_its_calls_waiting_or_ready(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # what toolnexus 0.1 wrote
+        db.execute("CREATE TABLE toolnexus_store (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE toolnexus_pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE,"
+            " created TEXT NOT NULL, pending TEXT NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE toolnexus_answer (key TEXT NOT NULL, request_id TEXT NOT NULL,"
+            " answer TEXT NOT NULL, PRIMARY KEY (key, request_id))"
+        )
+        db.execute("INSERT INTO toolnexus_store VALUES ('format', '1')")
+        for key, n in (("k0", 0), ("k1", 1)):
+            db.execute(
+                "INSERT INTO toolnexus_pending (key, created, pending)"
+                " VALUES (?, '2026-01-01T00:00:00.000Z', ?)",
+                (key, json.dumps(pending(n).to_dict())),
+            )
+        for request_id in ("elc-a-1", "elc-b-1"):
+            answer = (
+                {"id": request_id, "ok": True, "data": {"name": "Ada"}}
+                if "a" in request_id
+                else {
+                    "id": request_id,
+                    "ok": True,
+                }
+            )
+            db.execute("INSERT INTO toolnexus_answer VALUES ('k1', ?, ?)", (request_id, json.dumps(answer)))
+    db.close()
+    with pytest.raises(StoreError, match=r"format 1.*open it once for writing"):
+        open_store(str(path), read_only=True)
+    with SqliteStore(path) as store:
+        assert [(c.key, c.status, c.server) for c in store.calls()] == [
+            ("k0", "waiting", "srv"),
+            ("k1", "ready", "srv"),
+        ]
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM toolnexus_store").fetchone() == (str(STORE_FORMAT),)
+
+
+def test_record_reads_the_form_before_it_takes_the_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolnexus._store as store_module
+
+    path = tmp_path / "p.db"
+    with SqliteStore(path) as store:
+        key = store.put(pending())
+    checking = threading.Event()
+    real = store_module.result_for  # type: ignore[attr-defined]
+
+    def slow_check(request: Request, answer: Answer) -> object:  # a form that takes long to read
+        checking.set()
+        time.sleep(1.5)
+        return real(request, answer)
+
+    monkeypatch.setattr(store_module, "result_for", slow_check)
+    slow = SqliteStore(path)
+    quick = SqliteStore(path, timeout=0.5)
+    try:
+        recording = threading.Thread(target=slow.record, args=(key, Answer("elc-a-0", True, {"name": "Ada"})))
+        recording.start()
+        assert checking.wait(5)
+        other = quick.put(pending(1))  # a writer with a 0.5 s timeout is not held up
+        recording.join()
+        assert quick.answers(key) == {"elc-a-0": Answer("elc-a-0", True, {"name": "Ada"}, None)}
+        assert quick.get(other) == pending(1)
+    finally:
+        slow.close()
+        quick.close()
 
 
 # --- processes --------------------------------------------------------------------------------

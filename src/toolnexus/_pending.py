@@ -7,6 +7,7 @@ Imports only ``mcp_types`` (and pydantic) from the SDK's stack.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
@@ -27,6 +28,7 @@ __all__ = [
     "Pending",
     "elicit_results",
     "input_request",
+    "json_problem",
     "result_for",
 ]
 
@@ -64,6 +66,9 @@ _TOP_KEYS: Final = frozenset(
 _REQUIRED_KEYS: Final = ("format", "version", "method", "target", "requests")
 _OTHER_INPUT_METHODS: Final = ("roots/list", "sampling/createMessage")
 
+_MESSAGE_LIMIT: Final = 300  # characters of a refusal's message: a bad value is never repeated whole
+_JSON_DEPTH: Final = 200  # nesting a pending's JSON may reach
+
 _input_request_adapter: TypeAdapter[InputRequest] | None = None
 
 
@@ -77,6 +82,52 @@ def input_request(wire: Mapping[str, Any]) -> InputRequest:
 
 def _type_name(value: object) -> str:
     return type(value).__name__
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a message never repeats a huge value."""
+    if isinstance(value, (str, bytes)):
+        return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        text = "a huge int"
+    elif isinstance(value, (int, float, bool, type(None))):
+        text = repr(value)
+    else:
+        text = f"a {_type_name(value)}"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _bounded(message: str) -> str:
+    return message if len(message) <= _MESSAGE_LIMIT else message[:_MESSAGE_LIMIT] + "... (cut)"
+
+
+def json_problem(value: object) -> str | None:
+    """Where ``value`` is not plain JSON, or ``None`` when it is: a float JSON cannot carry (NaN,
+    infinity, ``1e400``), a non-str key, a type JSON has no form for, nesting deeper than
+    200. Iterative, so a deep value cannot exhaust the stack."""
+    stack: list[tuple[object, str, int]] = [(value, "", 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > _JSON_DEPTH:
+            return f"{where or 'the value'} is nested deeper than {_JSON_DEPTH}"
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{where or 'the value'} is {item!r}, which JSON cannot carry"
+            continue
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                if not isinstance(key, str):
+                    return f"{where or 'the value'} has a key of type {_type_name(key)}, not str"
+                stack.append((sub, f"{where}.{key[:40]}" if where else key[:40], depth + 1))
+            continue
+        if isinstance(item, (list, tuple)):
+            for index, sub in enumerate(item):
+                stack.append((sub, f"{where}[{index}]", depth + 1))
+            continue
+        return f"{where or 'the value'} is a {_type_name(item)}, which JSON cannot carry"
+    return None
 
 
 # --- Pending -----------------------------------------------------------------------------
@@ -163,6 +214,17 @@ class Pending:
                 raise ValueError(f"Pending.other_inputs[{key!r}]: the key is also one of Pending.input_keys")
         if self.server is not None and not isinstance(self.server, str):
             raise TypeError(f"Pending.server must be a str or None, not {_type_name(self.server)}")
+        # to_dict must always be JSON: a call whose form holds NaN or infinity (or 1e400,
+        # which Python reads as infinity) cannot be parked, and is refused here, before any
+        # store writes anything.
+        for name, value in (("arguments", self.arguments), ("other_inputs", self.other_inputs)):
+            problem = json_problem(value)
+            if problem is not None:
+                raise ValueError(f"Pending.{name}: {problem}; the call cannot be parked")
+        for index, request in enumerate(self.requests):
+            problem = json_problem(request.to_dict())
+            if problem is not None:
+                raise ValueError(f"Pending.requests[{index}]: {problem}; the call cannot be parked")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe mapping, with the format's name and version; absent optional fields left out.
@@ -201,16 +263,24 @@ class Pending:
         Anything else (another format or version, a missing or unknown key, a field of the
         wrong type, an input request that is not one) raises ``ValueError`` naming the field.
         """
+        try:
+            return cls._from_dict(mapping)
+        except ValueError as err:  # never a huge bad value repeated whole
+            raise ValueError(_bounded(str(err))) from None
+
+    @classmethod
+    def _from_dict(cls, mapping: Mapping[str, Any]) -> Pending:
         if not isinstance(mapping, Mapping):  # a ValueError here, like every other refusal
             raise ValueError(f"Pending.from_dict expects a mapping, not {_type_name(mapping)}")
-        _fields_of("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
-        if mapping["format"] != FORMAT_NAME:
-            raise ValueError(f"Pending.format must be {FORMAT_NAME!r}, not {mapping['format']!r}")
-        version = mapping["version"]
+        # The format and version first: a record of a newer version may have other keys.
+        if "format" in mapping and mapping["format"] != FORMAT_NAME:
+            raise ValueError(f"Pending.format must be {FORMAT_NAME!r}, not {_short(mapping['format'])}")
+        version = mapping.get("version", FORMAT_VERSION)
         if type(version) is not int or version != FORMAT_VERSION:
             raise ValueError(
-                f"Pending.version {version!r} is not one this toolnexus reads ({FORMAT_VERSION})"
+                f"Pending.version {_short(version)} is not one this toolnexus reads ({FORMAT_VERSION})"
             )
+        _fields_of("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
         raw_requests = mapping["requests"]
         if not isinstance(raw_requests, list):
             raise ValueError(f"Pending.requests must be a list, not {_type_name(raw_requests)}")
@@ -231,13 +301,14 @@ class Pending:
         for key, wire in other_inputs.items():
             if not isinstance(wire, Mapping) or wire.get("method") not in _OTHER_INPUT_METHODS:
                 raise ValueError(
-                    f"Pending.otherInputs[{key!r}] must be a roots/list or sampling/createMessage request"
+                    f"Pending.otherInputs[{_short(key)}] must be a roots/list"
+                    " or sampling/createMessage request"
                 )
             try:
                 input_request(wire)
             except ValidationError:
                 raise ValueError(
-                    f"Pending.otherInputs[{key!r}] is not a valid {wire['method']} request"
+                    f"Pending.otherInputs[{_short(key)}] is not a valid {wire['method']} request"
                 ) from None
         try:
             return cls(

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from mcp_types import (
     CallToolResult,
@@ -49,6 +50,7 @@ from mcp_types import (
 )
 from mcp_types.version import is_version_at_least
 
+from ._errors import ToolnexusError
 from ._mapping import elicitation_to_request
 from ._pending import (
     FORMAT_NAME,
@@ -59,7 +61,25 @@ from ._pending import (
     elicit_results,
     input_request,
 )
-from ._store import STORE_FORMAT, SqliteStore, Store
+from ._postgres import CHANNEL, PostgresStore
+from ._store import (
+    ANY_SERVER,
+    DEFAULT_RETENTION,
+    FINISHED,
+    STATUSES,
+    STORE_FORMAT,
+    Call,
+    Claim,
+    Event,
+    EventHook,
+    LeaseLostError,
+    SqliteStore,
+    Status,
+    Store,
+    StoreError,
+    StoreUnavailableError,
+    check_lease,
+)
 from ._util import check_seconds, utc_timestamp
 from ._wire import Request
 
@@ -69,23 +89,42 @@ if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ErrorData
 
 __all__ = [
+    "ANY_SERVER",
+    "CHANNEL",
+    "DEFAULT_RETENTION",
+    "FINISHED",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "INPUT_REQUIRED_VERSION",
+    "STATUSES",
     "STORE_FORMAT",
     "Answers",
+    "Call",
+    "Claim",
+    "Event",
+    "EventHook",
+    "LeaseLostError",
+    "Outcome",
     "Pending",
+    "PostgresStore",
     "Result",
+    "ServerMismatchError",
     "SqliteStore",
+    "Status",
     "Store",
+    "StoreError",
+    "StoreUnavailableError",
     "call_tool",
+    "call_tool_or_park",
     "get_prompt",
+    "open_store",
     "park_only",
     "read_resource",
     "resume",
+    "resume_ready",
 ]
 
-logger = logging.getLogger("toolnexus")
+logger = logging.getLogger(__name__)
 
 INPUT_REQUIRED_VERSION: Final = "2026-07-28"
 """The first MCP protocol version in which a server asks through ``InputRequiredResult``."""
@@ -114,7 +153,7 @@ async def park_only(context: ClientRequestContext, params: ElicitRequestParams) 
     A server asks only a client that advertises elicitation, and the SDK advertises it only
     for a client built with a callback. [`call_tool`][toolnexus.durable.call_tool] never
     calls it; a question that arrives inline anyway (``client.call_tool(...)`` used directly)
-    is answered ``cancel``, with a warning on the ``toolnexus`` logger. A host that can also
+    is answered ``cancel``, with a warning on the ``toolnexus.durable`` logger. A host that can also
     answer inline passes [`elicitation_callback`][toolnexus.mcp.elicitation_callback]
     instead.
     """
@@ -366,8 +405,35 @@ async def read_resource(
 # --- resuming --------------------------------------------------------------------------------
 
 
+class ServerMismatchError(ToolnexusError, ValueError):
+    """A parked call would be resumed on a server other than the one it was parked from."""
+
+
+def _server_name(client: Client) -> str | None:
+    info = client.server_info
+    return info.name if info is not None and info.name else None
+
+
+def _check_server(client: Client, pending: Pending, allow_renamed_server: bool) -> None:
+    """Refuse, before anything is sent, to resume on a server whose name differs from the one
+    recorded: the answers (secrets among them) would go to the wrong place."""
+    connected = _server_name(client)
+    if pending.server is None or connected == pending.server or allow_renamed_server:
+        return
+    raise ServerMismatchError(
+        f"resume: the call was parked from the server {pending.server[:80]!r}, but this client is "
+        f"connected to {(connected or '(unnamed)')[:80]!r}; nothing was sent. For a server that "
+        "was renamed, pass allow_renamed_server=True."
+    )
+
+
 async def resume(
-    client: Client, pending: Pending, answers: Answers, *, expires_in: float | None = None
+    client: Client,
+    pending: Pending,
+    answers: Answers,
+    *,
+    expires_in: float | None = None,
+    allow_renamed_server: bool = False,
 ) -> Result | Pending:
     """Answer a [`Pending`][toolnexus.durable.Pending] and retry its call, on any connection
     to the same server.
@@ -383,6 +449,8 @@ async def resume(
         answers: request id to [`Answer`][toolnexus.Answer] (or its wire mapping), or an
             iterable of answers, each by its ``id``; one for every request, no other.
         expires_in: as for [`call_tool`][toolnexus.durable.call_tool], for the next round.
+        allow_renamed_server: resume even though the connected server's name differs from
+            the one the call was parked from (a server that was renamed).
 
     Returns:
         The call's result, or the next ``Pending`` when the server asks again.
@@ -391,6 +459,8 @@ async def resume(
         ValueError: an answer is missing, is for an id ``pending`` does not hold, or holds
             content that does not fit the form; the message names the ids and the fields,
             and nothing is sent.
+        ServerMismatchError: the connected server's name is not the one recorded in
+            ``pending`` (a ``ValueError``); nothing is sent.
         RuntimeError: the connection negotiated a protocol older than 2026-07-28.
         mcp.MCPError: the server's error, unchanged (a stale or foreign ``requestState``).
     """
@@ -399,9 +469,260 @@ async def resume(
     seconds = check_seconds(expires_in, caller="resume", name="expires_in")
     results = elicit_results(pending, answers)
     _check_era(client, "resume")
+    _check_server(client, pending, allow_renamed_server)
     call = _Call(pending.method, pending.target, pending.arguments)
     send = _sender(client, call)
     others = {key: input_request(wire) for key, wire in pending.other_inputs.items()}
     responses: dict[str, InputResponse] = await _dispatch(client, others) if others else {}
     responses.update(results)
     return await _drive(client, call, send, await send(responses, pending.request_state), seconds)
+
+
+call_tool_or_park = call_tool
+"""[`call_tool`][toolnexus.durable.call_tool] under the name that says what it does: the
+result, or a ``Pending`` to park."""
+
+
+# --- stores --------------------------------------------------------------------------------
+
+_POSTGRES_SCHEMES: Final = ("postgresql://", "postgres://")
+
+
+def open_store(
+    spec: str | os.PathLike[str],
+    *,
+    create: bool = True,
+    read_only: bool = False,
+    retention: float | None = DEFAULT_RETENTION,
+    on_event: EventHook | None = None,
+) -> SqliteStore | PostgresStore:
+    """The store ``spec`` names: a ``postgresql://`` (or ``postgres://``) URL opens a
+    [`PostgresStore`][toolnexus.durable.PostgresStore], anything else is the path of a
+    [`SqliteStore`][toolnexus.durable.SqliteStore] file. Every command that takes a STORE
+    opens it here.
+
+    ```python
+    with durable.open_store("calls.db", create=False, read_only=True) as store:
+        for call in store.calls():
+            print(call.key, call.status)
+    ```
+
+    Args:
+        spec: the file's path, or the database's URL.
+        create: make the store when there is none; otherwise ``FileNotFoundError`` (no
+            such file) or ``StoreError`` (a database without a store).
+        read_only: open it for reading only: nothing is written, not even the tables; a
+            database that is not a store is refused untouched.
+        retention: seconds a finished call is kept (``None``: for ever).
+        on_event: the notification hook (see [`Event`][toolnexus.durable.Event]).
+
+    Raises:
+        StoreError: a store of a newer format, or a database that is not a store.
+        StoreUnavailableError: PostgreSQL cannot be reached.
+        FileNotFoundError: no such file, and ``create`` is false.
+    """
+    if isinstance(spec, str) and spec.lower().startswith(_POSTGRES_SCHEMES):
+        return PostgresStore(spec, create=create, read_only=read_only, retention=retention, on_event=on_event)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(f"open_store: spec must be a path or a postgresql:// URL, not {_type_name(spec)}")
+    return SqliteStore(spec, create=create, read_only=read_only, retention=retention, on_event=on_event)
+
+
+# --- resuming what is ready ------------------------------------------------------------------
+
+OutcomeStatus: TypeAlias = Literal["done", "failed", "retry", "lost"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What came of one claimed call in [`resume_ready`][toolnexus.durable.resume_ready]."""
+
+    key: str
+    method: Method
+    target: str
+    status: OutcomeStatus
+    """``done`` (the server answered: ``result``, or ``next`` when it asked again), ``failed``
+    (``error`` kept; the call waits for a person), ``retry`` (failed, and back to ``ready``
+    for another attempt), ``lost`` (the claim's lease ran out before the outcome was
+    recorded: another resumer may have the call now)."""
+    result: Result | None = None
+    next: str | None = None
+    """When the server asked again: the key of the new parked call."""
+    error: str | None = None
+    attempt: int = 1
+
+
+def _error_text(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text[:500]
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    import functools
+
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+async def _settle(fn: Callable[..., Any], *args: Any, patience: float, **kwargs: Any) -> Any:
+    """Record an outcome, waiting out a store that is unreachable for up to ``patience`` s."""
+    import anyio
+
+    deadline = anyio.current_time() + patience
+    delay = 0.1
+    while True:
+        try:
+            return await _in_thread(fn, *args, **kwargs)
+        except StoreUnavailableError:
+            if anyio.current_time() + delay > deadline:
+                raise
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+async def _resume_claim(
+    client: Client, store: Store, claim: Claim, lease: float, allow_renamed_server: bool
+) -> tuple[Result | Pending | None, BaseException | None, bool]:
+    """Resume one claimed call while a heartbeat renews its lease every third of it; the
+    result or the error, and whether the lease was lost (the call then cancelled)."""
+    import anyio
+
+    lost = False
+    outcome: Result | Pending | None = None
+    error: BaseException | None = None
+
+    async with anyio.create_task_group() as group:
+
+        async def heartbeat() -> None:
+            nonlocal lost
+            while True:
+                await anyio.sleep(lease / 3)
+                try:
+                    await _in_thread(store.renew, claim.key, claim.token, lease)
+                except LeaseLostError:
+                    lost = True
+                    group.cancel_scope.cancel()
+                    return
+                except StoreUnavailableError:
+                    continue  # the outcome's recording will tell whether the lease held
+
+        group.start_soon(heartbeat)
+        try:
+            outcome = await resume(
+                client, claim.pending, claim.answers, allow_renamed_server=allow_renamed_server
+            )
+        except Exception as err:
+            error = err
+        group.cancel_scope.cancel()
+    return outcome, error, lost
+
+
+async def resume_ready(
+    client: Client,
+    store: Store,
+    *,
+    lease: float = 60.0,
+    limit: int | None = None,
+    server: str | object | None = ANY_SERVER,
+    retries: int = 0,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Claim and resume, one at a time, every ready call parked from the server ``client`` is
+    connected to; record each outcome in ``store``; return them, oldest call first.
+
+    ```python
+    async with Client(server, elicitation_callback=durable.park_only) as client:
+        for outcome in await durable.resume_ready(client, store):
+            print(outcome.key, outcome.target, outcome.status)
+    ```
+
+    Each call is claimed atomically (of any number of resumers, in any processes on any
+    machines, one gets it), resumed, and ended: ``done`` with the server's result kept as
+    JSON, or ``done`` pointing at the new parked call when the server asks again, or
+    ``failed`` with the error kept (back to ``ready`` while ``retries`` allow). While the
+    server works, the claim's lease is renewed every third of ``lease``; a resumer that dies
+    stops renewing, and the call is claimable again once its lease runs out. See "The
+    guarantee" in the docs for what that means for a tool's side effects.
+
+    Args:
+        client: a connected ``mcp.Client`` built with an ``elicitation_callback``.
+        store: any [`Store`][toolnexus.durable.Store].
+        lease: seconds a claim holds without renewal.
+        limit: resume at most this many calls (``None``: until none is ready).
+        server: resume the calls parked from the server of this recorded name (``None``:
+            from an unnamed server); by default the connected server's own name. A name other
+            than the connected server's resumes those calls there: the explicit override for
+            a renamed server.
+        retries: how often a call whose resume failed goes back to ``ready`` before it is
+            left ``failed``.
+        on_outcome: called with each outcome as soon as it is recorded.
+
+    Raises:
+        StoreUnavailableError: the store cannot be reached (claims already made end when
+            their leases run out).
+        Exception: a failure of the connection itself (not a server's error), after the call
+            it hit was released back to ``ready``: the client is of no more use.
+    """
+    lease = check_lease(lease)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"resume_ready: limit must be a positive int or None, not {limit!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"resume_ready: retries must be an int, 0 or more, not {retries!r}")
+    connected = _server_name(client)
+    wanted = connected if server is ANY_SERVER else server
+    if wanted is not None and not isinstance(wanted, str):
+        raise TypeError(f"resume_ready: server must be a str or None, not {_type_name(wanted)}")
+    renamed = wanted != connected
+    outcomes: list[Outcome] = []
+    while limit is None or len(outcomes) < limit:
+        claims = await _in_thread(store.claim, lease=lease, server=wanted, limit=1)
+        if not claims:
+            break
+        (claim,) = claims
+        outcome = await _run_claim(client, store, claim, lease, renamed, retries)
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return outcomes
+
+
+async def _run_claim(
+    client: Client, store: Store, claim: Claim, lease: float, renamed: bool, retries: int
+) -> Outcome:
+    from mcp import MCPError
+
+    pending = claim.pending
+
+    def made(
+        status: OutcomeStatus,
+        *,
+        result: Result | None = None,
+        next: str | None = None,
+        error: str | None = None,
+    ) -> Outcome:
+        return Outcome(claim.key, pending.method, pending.target, status, result, next, error, claim.attempt)
+
+    result, error, lost = await _resume_claim(client, store, claim, lease, renamed)
+    try:
+        if lost:
+            return made("lost", error="the lease ran out while the server worked")
+        if error is not None:
+            if not isinstance(error, (MCPError, ValueError, TypeError, ToolnexusError)):
+                # The connection failed: nothing says whether the server ran the call. Give
+                # it back for another resumer (the guarantee's one extra retry) and stop.
+                await _settle(store.release, claim.key, claim.token, patience=lease)
+                raise error
+            retry = claim.attempt <= retries
+            text = _error_text(error)
+            await _settle(store.fail, claim.key, claim.token, text, retry=retry, patience=lease)
+            return made("retry" if retry else "failed", error=text)
+        if isinstance(result, Pending):
+            new = await _settle(store.finish_parked, claim.key, claim.token, result, patience=lease)
+            return made("done", next=new)
+        assert result is not None
+        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        await _settle(store.finish, claim.key, claim.token, dumped, patience=lease)
+        return made("done", result=result)
+    except LeaseLostError:
+        return made("lost", error="the lease ran out before the outcome was recorded")

@@ -1,0 +1,1 @@
+"""Test support modules shared by several test files."""

@@ -1,0 +1,527 @@
+"""One contract for every store: SqliteStore and PostgresStore (a real server) pass the same tests.
+
+The lifecycle (waiting, ready, resuming, done, failed, expired), claims (one claimer per
+call, leases that run out), compare-and-set answers, the notification hook, wake-ups across
+store objects (each its own connections, as another process would have), and rows that do
+not read.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolnexus import Answer, Request
+from toolnexus.durable import (
+    STORE_FORMAT,
+    Call,
+    Event,
+    LeaseLostError,
+    Pending,
+    PostgresStore,
+    SqliteStore,
+    StoreError,
+    open_store,
+)
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 2}, "team": {"type": "string", "default": "web"}},
+    "required": ["name"],
+}
+
+Store = SqliteStore | PostgresStore
+
+
+def pending(
+    n: int = 0, *, server: str | None = "srv", expires_at: str | None = None, two: bool = True
+) -> Pending:
+    first = Request(f"elc-a-{n}", "input", "Name?", None, {"schema": SCHEMA}, expires_at)
+    second = Request(f"elc-b-{n}", "authorization", "Sign in", "https://auth.example.com/")
+    requests = (first, second) if two else (first,)
+    return Pending(
+        "tools/call",
+        "deploy",
+        {"n": n},
+        f"state-{n}==",
+        ("first", "second")[: len(requests)],
+        requests,
+        {},
+        server,
+    )
+
+
+def answer_all(store: Store, key: str, n: int = 0) -> None:
+    store.record(key, Answer(f"elc-a-{n}", True, {"name": "Ada"}))
+    store.record(key, Answer(f"elc-b-{n}", True))
+
+
+class Backend:
+    """Opens store objects on one store (each with connections of its own) and reaches under them."""
+
+    def __init__(self, kind: str, spec: str) -> None:
+        self.kind = kind
+        self.spec = spec
+        self.opened: list[Store] = []
+
+    def open(self, **options: Any) -> Store:
+        store = open_store(self.spec, **options)
+        self.opened.append(store)
+        return store
+
+    def sql(self, sqlite: str, postgres: str, params: tuple[Any, ...] = ()) -> None:
+        """Write under the store, as a hand or another program would."""
+        if self.kind == "sqlite":
+            import sqlite3
+
+            with sqlite3.connect(self.spec) as db:
+                db.execute(sqlite, params)
+        else:
+            import psycopg
+
+            with psycopg.connect(self.spec, autocommit=True) as conn:
+                conn.execute(postgres, params)
+
+    def close(self) -> None:
+        for store in self.opened:
+            store.close()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.e2e)])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        made = Backend("sqlite", str(tmp_path / "store.db"))
+    else:
+        made = Backend("postgres", request.getfixturevalue("postgres_url"))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def store(backend: Backend) -> Store:
+    return backend.open()
+
+
+# --- parking and answering ---------------------------------------------------------------------
+
+
+def test_put_get_list_calls_answers_remove(store: Store, backend: Backend) -> None:
+    keys = [store.put(pending(n)) for n in range(3)]
+    assert len(set(keys)) == 3
+    assert store.get(keys[1]) == pending(1)
+    assert store.list() == [(key, pending(n)) for n, key in enumerate(keys)]
+    assert [call.status for call in store.calls()] == ["waiting"] * 3
+    call = store.call(keys[0])
+    assert (call.key, call.pending, call.server, call.answered, call.attempts) == (
+        keys[0],
+        pending(0),
+        "srv",
+        frozenset(),
+        0,
+    )
+    store.record(keys[0], Answer("elc-a-0", True, {"name": "Ada"}))
+    assert store.call(keys[0]).status == "waiting"
+    assert store.call(keys[0]).answered == {"elc-a-0"}
+    store.record(keys[0], {"id": "elc-b-0", "ok": False, "reason": "declined"})
+    assert store.call(keys[0]).status == "ready"
+    assert store.answers(keys[0]) == {
+        "elc-a-0": Answer("elc-a-0", True, {"name": "Ada"}),
+        "elc-b-0": Answer("elc-b-0", False, None, "declined"),
+    }
+    assert [call.key for call in store.calls(status="ready")] == [keys[0]]
+    store.remove(keys[0])
+    for method in (store.get, store.answers, store.remove, store.call):
+        with pytest.raises(KeyError):
+            method(keys[0])
+    again = backend.open()  # another object on the same store sees the same
+    assert [key for key, _ in again.list()] == keys[1:]
+
+
+def test_record_refuses_a_second_answer_an_unknown_id_content_that_does_not_fit(store: Store) -> None:
+    key = store.put(pending())
+    store.record(key, Answer("elc-a-0", True, {"name": "Ada"}))
+    with pytest.raises(ValueError, match="already answered"):
+        store.record(key, Answer("elc-a-0", True, {"name": "Bob"}))
+    with pytest.raises(ValueError, match="'elc-zzz'"):
+        store.record(key, Answer("elc-zzz", True, {}))
+    other = store.put(pending(2))
+    with pytest.raises(ValueError, match="'name'") as caught:
+        store.record(other, Answer("elc-a-2", True, {"name": "A"}))
+    assert "elc-a-2" in str(caught.value)
+    with pytest.raises(KeyError):
+        store.record("nope", Answer("elc-a-0", True, {"name": "Ada"}))
+    assert store.answers(key) == {"elc-a-0": Answer("elc-a-0", True, {"name": "Ada"})}
+    assert store.answers(other) == {}
+
+
+def test_two_answers_recorded_at_once_exactly_one_is_kept(backend: Backend) -> None:
+    first, second = backend.open(), backend.open()
+    keys = [first.put(pending(n, two=False)) for n in range(15)]
+    for n, key in enumerate(keys):
+        barrier = threading.Barrier(2)
+        outcomes: list[str] = []
+
+        def answer(
+            store: Store,
+            name: str,
+            key: str = key,
+            n: int = n,
+            barrier: Any = barrier,
+            outcomes: Any = outcomes,
+        ) -> None:
+            barrier.wait()
+            try:
+                store.record(key, Answer(f"elc-a-{n}", True, {"name": name}))
+                outcomes.append("kept:" + name)
+            except ValueError as err:
+                outcomes.append("refused:" + str(err))
+
+        threads = [
+            threading.Thread(target=answer, args=(s, name)) for s, name in ((first, "one"), (second, "two"))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        kept = [o for o in outcomes if o.startswith("kept:")]
+        assert len(kept) == 1, outcomes
+        assert any(
+            "already answered" in o or "no longer waiting" in o for o in outcomes if o.startswith("refused:")
+        )
+        assert first.answers(key)[f"elc-a-{n}"].data == {"name": kept[0][5:]}
+        assert first.call(key).status == "ready"
+
+
+def test_a_pending_that_is_not_json_is_refused_before_anything_is_written(store: Store) -> None:
+    bad = {"type": "object", "properties": {"n": {"type": "number", "maximum": 1e400}}}
+    with pytest.raises(ValueError, match=r"maximum is inf.*cannot be parked"):
+        Pending(
+            "tools/call", "t", {}, None, ("k",), (Request("elc-1", "input", "n?", None, {"schema": bad}),)
+        )
+    with pytest.raises(ValueError, match="nan"):
+        Pending("tools/call", "t", {"x": float("nan")}, None, ("k",), (Request("elc-1", "input", "n?"),))
+    assert store.calls() == []
+
+
+# --- claims -----------------------------------------------------------------------------------
+
+
+def test_a_claim_takes_a_ready_call_once_and_finish_keeps_the_result(store: Store, backend: Backend) -> None:
+    waiting = store.put(pending(0))
+    ready = store.put(pending(1))
+    answer_all(store, ready, 1)
+    assert store.claim(lease=30, limit=5) != []
+    other = backend.open()
+    assert other.claim(lease=30, limit=5) == []  # claimed, and the waiting one is not ready
+    call = store.call(ready)
+    assert call.status == "resuming"
+    assert call.attempts == 1
+    assert call.lease_until is not None
+    assert call.lease_until > time.time() + 20
+    assert store.call(waiting).status == "waiting"
+
+
+def test_claim_gives_the_pending_answers_and_token_and_finish_records_done(store: Store) -> None:
+    key = store.put(pending())
+    answer_all(store, key)
+    (claim,) = store.claim(lease=30)
+    assert (claim.key, claim.pending, claim.attempt) == (key, pending(), 1)
+    assert set(claim.answers) == {"elc-a-0", "elc-b-0"}
+    with pytest.raises(LeaseLostError):
+        store.finish(key, "not-the-token", {"content": []})
+    store.renew(key, claim.token, 30)
+    store.finish(key, claim.token, {"content": [{"type": "text", "text": "ok"}], "isError": False})
+    call = store.call(key)
+    assert call.status == "done"
+    assert call.result == {"content": [{"type": "text", "text": "ok"}], "isError": False}
+    with pytest.raises(LeaseLostError):  # a claim ends once
+        store.finish(key, claim.token, {"content": []})
+    with pytest.raises(ValueError, match=r"no longer waiting|already answered"):
+        store.record(key, Answer("elc-a-0", True, {"name": "Bob"}))
+
+
+def test_a_lease_that_runs_out_makes_the_call_claimable_and_the_old_claim_lost(
+    store: Store, backend: Backend
+) -> None:
+    key = store.put(pending())
+    answer_all(store, key)
+    (first,) = store.claim(lease=0.3)
+    assert backend.open().claim(lease=30) == []
+    time.sleep(0.6)
+    (second,) = backend.open().claim(lease=30)
+    assert (second.key, second.attempt) == (key, 2)
+    for end in (
+        lambda: store.finish(key, first.token, {"content": []}),
+        lambda: store.renew(key, first.token, 10),
+        lambda: store.fail(key, first.token, "x"),
+        lambda: store.release(key, first.token),
+    ):
+        with pytest.raises(LeaseLostError):
+            end()
+    assert store.call(key).status == "resuming"
+
+
+def test_many_claimers_at_once_each_call_to_exactly_one(backend: Backend) -> None:
+    setup = backend.open()
+    keys = set()
+    for n in range(60):
+        key = setup.put(pending(n, two=False))
+        setup.record(key, Answer(f"elc-a-{n}", True, {"name": "Ada"}))
+        keys.add(key)
+    claimed: list[list[str]] = [[] for _ in range(4)]
+    stores = [backend.open() for _ in range(4)]
+    barrier = threading.Barrier(4)
+
+    def claimer(index: int) -> None:
+        barrier.wait()
+        while True:
+            got = stores[index].claim(lease=60, limit=3)
+            if not got:
+                return
+            claimed[index].extend(claim.key for claim in got)
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = [key for keys_of in claimed for key in keys_of]
+    assert sorted(every) == sorted(keys)  # each once, none lost
+
+
+def test_claims_by_server_name(store: Store) -> None:
+    named = store.put(pending(0, server="alpha"))
+    unnamed = store.put(pending(1, server=None))
+    answer_all(store, named, 0)
+    answer_all(store, unnamed, 1)
+    assert store.claim(lease=30, server="beta") == []
+    assert [c.key for c in store.claim(lease=30, server=None)] == [unnamed]
+    assert [c.key for c in store.claim(lease=30, server="alpha")] == [named]
+
+
+def test_finish_parked_points_at_the_new_call_which_follows_the_old(store: Store) -> None:
+    key = store.put(pending())
+    answer_all(store, key)
+    (claim,) = store.claim(lease=30)
+    new = store.finish_parked(key, claim.token, pending(7))
+    old = store.call(key)
+    assert (old.status, old.next, old.result) == ("done", new, None)
+    fresh = store.call(new)
+    assert (fresh.status, fresh.follows, fresh.pending) == ("waiting", key, pending(7))
+
+
+def test_fail_keeps_the_error_retry_puts_it_back(store: Store) -> None:
+    key = store.put(pending())
+    answer_all(store, key)
+    (claim,) = store.claim(lease=30)
+    store.fail(key, claim.token, "Invalid or expired requestState", retry=True)
+    assert (store.call(key).status, store.call(key).error) == ("ready", "Invalid or expired requestState")
+    (claim,) = store.claim(lease=30)
+    assert claim.attempt == 2
+    store.fail(key, claim.token, "still refused")
+    assert (store.call(key).status, store.call(key).error) == ("failed", "still refused")
+    assert store.claim(lease=30) == []
+    store.retry(key)  # a person decided
+    (claim,) = store.claim(lease=30)
+    assert claim.attempt == 3
+    store.release(key, claim.token)
+    assert store.call(key).status == "ready"
+    with pytest.raises(ValueError, match="not failed"):
+        store.retry(key)
+
+
+def test_deadlines_expire_waiting_calls_and_retention_purges_finished_ones(backend: Backend) -> None:
+    store = backend.open(retention=0.5)
+    passed = store.put(pending(0, expires_at="2020-01-01T00:00:00.000Z"))
+    later = store.put(pending(1, expires_at="2999-01-01T00:00:00.000Z"))
+    host_deadline = store.put(pending(2), deadline=0.2)
+    unreadable_deadline = store.put(pending(3, expires_at="not a date"))
+    answered_in_time = store.put(pending(4, expires_at="2020-01-01T00:00:00.000Z"))
+    answer_all(store, answered_in_time, 4)  # ready: it no longer waits for anyone
+    time.sleep(0.3)
+    assert store.sweep() == 2
+    statuses = {call.key: call.status for call in store.calls()}
+    assert statuses == {
+        passed: "expired",
+        later: "waiting",
+        host_deadline: "expired",
+        unreadable_deadline: "waiting",
+        answered_in_time: "ready",
+    }
+    assert store.call(passed).error == "a question expired before it was answered"
+    with pytest.raises(ValueError, match="expired"):
+        store.record(passed, Answer("elc-a-0", True, {"name": "Ada"}))
+    store.expire(later, "the host gave up")
+    assert store.call(later).error == "the host gave up"
+    time.sleep(0.6)
+    store.sweep()
+    assert {call.key for call in store.calls()} == {unreadable_deadline, answered_in_time}
+
+
+# --- the hook and waking ----------------------------------------------------------------------------
+
+
+def test_the_hook_is_told_of_park_ready_and_finish_and_its_failure_breaks_nothing(backend: Backend) -> None:
+    seen: list[Event] = []
+    store = backend.open(on_event=seen.append)
+    key = store.put(pending())
+    answer_all(store, key)
+    (claim,) = store.claim(lease=30)
+    store.finish(key, claim.token, {"content": []})
+    assert [(e.kind, e.key, e.status, e.server) for e in seen] == [
+        ("parked", key, "waiting", "srv"),
+        ("ready", key, "ready", "srv"),
+        ("finished", key, "done", "srv"),
+    ]
+
+    def broken(event: Event) -> None:
+        raise RuntimeError("the chat service is down")
+
+    failing = backend.open(on_event=broken)
+    other = failing.put(pending(1))  # logged, not raised
+    assert failing.call(other).status == "waiting"
+
+
+def test_an_answer_in_one_store_object_wakes_a_waiter_in_another(backend: Backend) -> None:
+    waiter, writer = backend.open(), backend.open()
+    key = writer.put(pending(0, two=False))
+    waiter.wait(0)  # listening from here on
+    assert waiter.wait(0.2) in (False, True)  # the put may or may not wake it
+    timer = threading.Timer(0.3, lambda: writer.record(key, Answer("elc-a-0", True, {"name": "Ada"})))
+    start = time.monotonic()
+    timer.start()
+    woke = waiter.wait(5)
+    took = time.monotonic() - start
+    timer.join()
+    assert woke
+    assert took < 3  # loose: woken by the answer, not by the 5 s timeout
+    assert [c.key for c in waiter.claim(lease=10)] == [key]
+
+
+# --- what does not read -------------------------------------------------------------------------------
+
+
+def _tamper(backend: Backend, key: str, column: str, value: str) -> None:
+    backend.sql(
+        f"UPDATE toolnexus_pending SET {column} = ? WHERE key = ?",
+        f"UPDATE toolnexus_call SET {column} = %s WHERE key = %s",
+        (value, key),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"format": "toolnexus.pending", "version": 9', "not JSON"),
+        ("[1, 2]", "JSON list"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deep|not JSON"),
+        ('{"format": "toolnexus.pending", "version": 99}', "version 99"),
+        ('{"format": "' + "x" * 1_000_000 + '"}', "format"),
+    ],
+    ids=["truncated", "a-list", "deep", "newer-version", "huge-value"],
+)
+def test_a_row_that_does_not_read_is_failed_with_the_reason_and_the_rest_work(
+    store: Store, backend: Backend, text: str, reason: str
+) -> None:
+    bad, good = store.put(pending(0)), store.put(pending(1))
+    answer_all(store, bad, 0)
+    answer_all(store, good, 1)
+    _tamper(backend, bad, "pending", text)
+    calls = {call.key: call for call in store.calls()}
+    assert calls[bad].status == "failed"
+    assert calls[bad].pending is None
+    error = calls[bad].error
+    assert error is not None
+    assert len(error) < 600  # never the bad value repeated whole
+    assert re.search(reason, error), error
+    assert calls[good].status == "ready"
+    assert store.list() == [(good, pending(1))]
+    claimed = store.claim(lease=30, limit=5)
+    assert [claim.key for claim in claimed] == [good]  # the bad one marked failed, not returned
+    assert store.call(bad).status == "failed"
+
+
+def test_an_answer_row_that_does_not_read_fails_that_call_only(store: Store, backend: Backend) -> None:
+    bad, good = store.put(pending(0)), store.put(pending(1))
+    answer_all(store, bad, 0)
+    answer_all(store, good, 1)
+    backend.sql(
+        "UPDATE toolnexus_answer SET answer = ? WHERE key = ?",
+        "UPDATE toolnexus_answer SET answer = %s WHERE key = %s",
+        ("not json", bad),
+    )
+    with pytest.raises(ValueError, match="not JSON"):
+        store.answers(bad)
+    assert [claim.key for claim in store.claim(lease=30, limit=5)] == [good]
+    failed: Call = store.call(bad)
+    assert failed.status == "failed"
+    assert failed.error is not None
+    assert "not JSON" in failed.error
+
+
+def test_a_store_of_a_newer_format_is_refused(backend: Backend) -> None:
+    backend.open().close()
+    backend.sql(
+        "UPDATE toolnexus_store SET value = '99' WHERE name = 'format'",
+        "UPDATE toolnexus_meta SET value = '99' WHERE name = 'format'",
+    )
+    with pytest.raises(StoreError, match=f"format 99.*format {STORE_FORMAT}"):
+        backend.open()
+
+
+def test_read_only_writes_nothing(backend: Backend) -> None:
+    writer = backend.open()
+    key = writer.put(pending())
+    reader = backend.open(read_only=True, create=False)
+    assert reader.get(key) == pending()
+    assert [c.status for c in reader.calls()] == ["waiting"]
+    for write in (
+        lambda: reader.put(pending(1)),
+        lambda: reader.record(key, Answer("elc-a-0", True, {"name": "Ada"})),
+        lambda: reader.claim(lease=5),
+        lambda: reader.remove(key),
+        reader.sweep,
+    ):
+        with pytest.raises(StoreError, match="read-only"):
+            write()
+    assert writer.answers(key) == {}
+
+
+def test_checks_of_arguments(store: Store) -> None:
+    for bad_lease in (0, -1, float("inf"), 10**9):
+        with pytest.raises(ValueError, match="lease"):
+            store.claim(lease=bad_lease)
+    with pytest.raises(TypeError, match="lease"):
+        store.claim(lease="5")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="limit"):
+        store.claim(lease=5, limit=0)
+    with pytest.raises(ValueError, match="status"):
+        store.calls(status="gone")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        store.put("not a pending")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        store.get(3)  # type: ignore[arg-type]
+
+
+def test_pages_of_calls_newest_first_by_keyset(store: Store, backend: Backend) -> None:
+    keys = [store.put(pending(n, server="alpha" if n % 2 else "beta")) for n in range(5)]
+    _tamper(backend, keys[2], "pending", "not json")
+    first, cursor = store.page(limit=2)
+    assert [row[0] for row in first] == [keys[4], keys[3]]
+    assert cursor is not None
+    second, cursor = store.page(limit=2, before=cursor)
+    assert [row[0] for row in second] == [keys[2], keys[1]]
+    assert isinstance(second[0][2], ValueError)  # the bad row, in its place
+    assert second[1][2] == pending(1)
+    third, cursor = store.page(limit=2, before=cursor)
+    assert ([row[0] for row in third], cursor) == ([keys[0]], None)
+    alpha, _ = store.page(server="alpha")
+    assert [row[0] for row in alpha] == [keys[3], keys[1]]
+    with pytest.raises(ValueError, match="cursor"):
+        store.page(before="x; DROP TABLE")
