@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from http_process import http_server_process
-from toolnexus._cli import main
+from toolnexus.cli import main
 
 PYTHON = sys.executable
 TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
@@ -439,7 +439,7 @@ def test_tool_error_line_keeps_the_detail(sessions: dict[str, Session]) -> None:
 
 
 def test_error_line_is_capped() -> None:
-    from toolnexus._cli import ERROR_LINE_LIMIT, _error_line
+    from toolnexus.cli._results import ERROR_LINE_LIMIT, error_line as _error_line
 
     line = _error_line("first\n\n  second   part\n" + "x" * 1000)
     assert line.startswith("first; second part; xxx")

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from toolnexus import Answer
-from toolnexus._cli import main
-from toolnexus._cli_answers import _defaults_answer
+from toolnexus.cli import main
+from toolnexus.cli._answers import defaults_answer as _defaults_answer
 from toolnexus.testing import form_request, url_request
 
 DEMO = ["--stdio", f"{shlex.quote(sys.executable)} -m toolnexus._demo_server"]

@@ -322,7 +322,7 @@ def test_server_stderr_goes_to_the_file(runs: dict[str, Any]) -> None:
     ],
 )
 def test_usage_errors_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from toolnexus._cli import main
+    from toolnexus.cli import main
 
     assert main(["call", *args]) == 2
     err = capsys.readouterr().err
@@ -384,7 +384,7 @@ def test_server_dies_while_a_question_waits_withdraws_it_and_exits_3(tmp_path: P
     assert status == 3, text
     assert "(question withdrawn: the connection ended)" in text
     message = one_message(text)
-    assert message.startswith("toolnexus: ask_legacy_way: the connection to the server `")
+    assert message.startswith("toolnexus: the connection to the server `")
     assert message.endswith("` was lost")
     assert out == b""
 

@@ -25,7 +25,7 @@ from mcp_types import CallToolResult, TextContent
 from conftest import TESTS_DIR
 from http_process import http_server_process
 from toolnexus import Answer, Request, durable
-from toolnexus._cli import main
+from toolnexus.cli import main
 from toolnexus.durable import Pending, SqliteStore
 
 

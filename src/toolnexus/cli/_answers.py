@@ -1,8 +1,8 @@
 """``toolnexus call --answers FILE`` and ``--accept-defaults``: answers with nobody at hand.
 
-Kept apart from ``_cli`` so that the command only adds its two options and one wrapper:
-[`add_options`][toolnexus._cli_answers.add_options] and
-[`answering`][toolnexus._cli_answers.answering].
+The command adds the two options with :func:`add_options` and wraps its resolver with
+:func:`answering`; each answer given without asking is reported in one line on the
+dialogue stream, through the escaping writer, its values masked as the traffic log masks them.
 """
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
-from ._log import _answer_wire
-from ._wire import Answer, Request
-from .forms import FormError, read_form, sensitive_fields
-from .policy import Policy
+from .._log import MASK
+from .._wire import Answer, Request
+from ..forms import FormError, read_form, sensitive_fields
+from ..policy import Policy
+from ._output import Output
 
-__all__ = ["add_options", "answering"]
+__all__ = ["add_options", "answering", "defaults_answer"]
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -39,13 +40,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def answering(
-    args: argparse.Namespace,
-    resolver: Callable[[Request], Answer],
-    out: TextIO | None = None,
+    args: argparse.Namespace, resolver: Callable[[Request], Answer], output: Output
 ) -> Callable[[Request], Any]:
     """The resolver the command uses: ``resolver`` (the terminal) alone, or behind the
     policy of ``--answers`` or the defaults of ``--accept-defaults``, each answer they give
-    printed to ``out`` (stderr) masked as the traffic log masks it.
+    reported through ``output``, masked.
 
     Raises ``ValueError``/``OSError`` for a policy file that cannot be read or is wrong.
     """
@@ -53,7 +52,6 @@ def answering(
     accept_defaults = getattr(args, "accept_defaults", False)
     if answers is None and not accept_defaults:
         return resolver
-    stream = sys.stderr if out is None else out
     fallback = resolver if sys.stdin.isatty() else None
     server = getattr(resolver, "server_name", None)  # the console learns it on connecting
     if answers is not None:
@@ -65,26 +63,26 @@ def answering(
             rule, answer = chosen.decide(request)
             if answer is None:
                 return chosen(request)  # ask: the terminal
-            _report(stream, request, answer, "no rule matched" if rule is None else f"rule {rule}")
+            _report(output, request, answer, "no rule matched" if rule is None else f"rule {rule}")
             return answer
 
         return from_policy
 
     def with_defaults(request: Request) -> Any:
-        answer = _defaults_answer(request)
+        answer = defaults_answer(request)
         if answer is not None:
-            _report(stream, request, answer, "--accept-defaults")
+            _report(output, request, answer, "--accept-defaults")
             return answer
         if fallback is not None:
             return fallback(request)
         answer = Answer(request.id, False, None, "cancelled")
-        _report(stream, request, answer, "--accept-defaults, no terminal to ask")
+        _report(output, request, answer, "--accept-defaults, no terminal to ask")
         return answer
 
     return with_defaults
 
 
-def _defaults_answer(request: Request) -> Answer | None:
+def defaults_answer(request: Request) -> Answer | None:
     """Accept with the form's defaults when they make an answer that fits and nothing
     looks secret; ``None`` otherwise (a URL, too)."""
     if request.kind != "input" or request.data is None:
@@ -101,14 +99,12 @@ def _defaults_answer(request: Request) -> Answer | None:
     return Answer(request.id, True, {name: content[name] for name in form.names if name in content})
 
 
-def _report(stream: TextIO, request: Request, answer: Answer, source: str) -> None:
-    wire = _answer_wire(answer, values=False) or {}
+def _report(output: Output, request: Request, answer: Answer, source: str) -> None:
     if answer.ok:
-        data = wire.get("data")
-        told = "accept" + (" " + json.dumps(data, ensure_ascii=False) if data else "")
+        masked = {str(key): MASK for key in answer.data} if isinstance(answer.data, dict) else None
+        told = "accept" + (" " + json.dumps(masked, ensure_ascii=False) if masked else "")
     else:
         told = "decline" if answer.reason == "declined" else "cancel"
     prompt = request.prompt if len(request.prompt) <= 80 else request.prompt[:79] + "…"
-    # repr() writes every control, format and separator character of the server's text as an escape.
-    stream.write(f"toolnexus: {source}: {told} ({request.kind}: {prompt!r})\n")
-    stream.flush()
+    # repr() quotes the prompt; the writer escapes every control, format and separator character.
+    output.say(f"toolnexus: {source}: {told} ({request.kind}: {prompt!r})")

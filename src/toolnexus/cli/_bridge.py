@@ -1,0 +1,187 @@
+"""The main-thread bridge: the MCP client runs its event loop in a second thread while the
+questions are answered in the main one.
+
+A blocking ``input()`` in the main thread has line editing, and Ctrl-C (a SIGINT, which
+Python delivers to the main thread) cancels the question on screen instead of killing the
+client. When the client's work ends while a question is shown (the connection was lost),
+the question is withdrawn: a signal (``SIGUSR1``) interrupts the main thread's read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import queue
+import signal
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from .._wire import Request
+from ._base import EXIT_CONNECTION, EXIT_INTERRUPTED, CliError
+from ._output import Output
+
+__all__ = ["Bridge", "Withdrawn", "run_answering_here"]
+
+Work = Callable[["Bridge"], Awaitable[int]]
+
+
+class Withdrawn(BaseException):
+    """Raised in the main thread (by a signal) when the question it shows is no longer wanted.
+
+    A BaseException, so that the resolver's own ``except Exception`` lets it through."""
+
+
+class Bridge:
+    """Hands each Request from the event loop's thread to the main thread and back.
+
+    Awaitable resolver for the loop's side (``await bridge(request)``); :meth:`serve` runs
+    on the main thread's side.
+    """
+
+    def __init__(
+        self, wait_for: Callable[[Request], Any], quit_requested: Callable[[], bool], output: Output
+    ) -> None:
+        self._wait_for = wait_for
+        self._quit_requested = quit_requested
+        self._output = output
+        # None: the client is done, stop serving.
+        self._queue: queue.Queue[tuple[Request, concurrent.futures.Future[Any]] | None] = queue.Queue()
+        self.asking = threading.Event()
+        """Set while the main thread shows a question."""
+        self.withdrawn = False
+
+    async def __call__(self, request: Request) -> Any:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((request, future))
+        return await asyncio.wrap_future(future)
+
+    def finish(self) -> None:
+        self._queue.put(None)
+
+    def serve(self) -> bool:
+        """Answer requests in this (the main) thread until :meth:`finish` (``True``) or
+        until the user asks to quit (``False``). A closed stdout stops it too
+        (:class:`BrokenPipeError`): no question can be shown. :class:`Withdrawn` (the
+        client ended while a question was shown) ends it too, as finished."""
+        try:
+            while True:
+                item = self._queue.get()
+                if item is None:
+                    return True
+                request, future = item
+                if not future.set_running_or_notify_cancel():
+                    continue
+                self.asking.set()
+                try:
+                    with self._output.question():
+                        future.set_result(self._wait_for(request))
+                except BrokenPipeError:
+                    raise  # the caller stops the client, which drops the pending question
+                except Exception as err:
+                    future.set_exception(err)
+                finally:
+                    self.asking.clear()
+                if self._quit_requested():
+                    return False
+        except Withdrawn:
+            self.withdrawn = True
+            return True
+
+
+WITHDRAW_SIGNAL: int | None = getattr(signal, "SIGUSR1", None)
+
+
+@contextlib.contextmanager
+def _withdrawal(armed: threading.Event) -> Iterator[None]:
+    """While inside, the withdraw signal raises :class:`Withdrawn` in the main thread when
+    ``armed`` is set (and is ignored otherwise)."""
+    if WITHDRAW_SIGNAL is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if armed.is_set():
+            armed.clear()
+            raise Withdrawn
+
+    previous = signal.signal(WITHDRAW_SIGNAL, handler)
+    try:
+        yield
+    finally:
+        armed.clear()
+        signal.signal(WITHDRAW_SIGNAL, previous)
+
+
+def run_answering_here(
+    work: Work, wait_for: Callable[[Request], Any], quit_requested: Callable[[], bool], output: Output
+) -> int:
+    """Run ``work(bridge)`` on an event loop in a second thread, answering the questions it
+    hands to ``bridge`` with ``wait_for`` in this one; ``work``'s exit status.
+
+    Stops the client and exits 130 on Ctrl-C outside a question, or when
+    ``quit_requested()`` is true after an answer (a second Ctrl-C, Ctrl-D at a terminal).
+    When ``work`` ends while a question is shown, the question is withdrawn. What ``work``
+    raises is raised here.
+    """
+    bridge = Bridge(wait_for, quit_requested, output)
+    outcome: list[int | BaseException] = []
+    loop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[int]]] = []
+    armed = threading.Event()
+    main_id = threading.main_thread().ident
+
+    async def runner() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop_box.append((asyncio.get_running_loop(), task))
+        return await work(bridge)
+
+    def target() -> None:
+        # Ctrl-C must reach the main thread, where the resolver reads: a process-directed
+        # SIGINT taken by this thread would leave the main thread blocked in its read.
+        blocked = {signal.SIGINT} | ({WITHDRAW_SIGNAL} if WITHDRAW_SIGNAL is not None else set())
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            outcome.append(asyncio.run(runner()))
+        except BaseException as err:
+            outcome.append(err)
+        finally:
+            bridge.finish()
+            if bridge.asking.is_set() and WITHDRAW_SIGNAL is not None and main_id is not None:
+                armed.set()  # the question on screen is no longer wanted: interrupt its read
+                with contextlib.suppress(OSError, ValueError):
+                    signal.pthread_kill(main_id, WITHDRAW_SIGNAL)
+
+    def stop() -> None:
+        if loop_box:
+            loop, task = loop_box[0]
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout=10)
+
+    thread = threading.Thread(target=target, name="toolnexus-client", daemon=True)
+    with _withdrawal(armed):
+        try:
+            thread.start()
+            finished = bridge.serve()
+            if not finished:
+                stop()
+                raise CliError(EXIT_INTERRUPTED, "interrupted")
+            try:
+                thread.join()
+            except Withdrawn:  # the question ended just before the signal came
+                thread.join()
+        except KeyboardInterrupt:
+            stop()
+            raise CliError(EXIT_INTERRUPTED, "interrupted") from None
+        except BrokenPipeError:
+            stop()
+            raise
+    if bridge.withdrawn:
+        output.say()
+        output.say("(question withdrawn: the connection ended)")
+    result = outcome[0] if outcome else CliError(EXIT_CONNECTION, "the client stopped unexpectedly")
+    if isinstance(result, BaseException):
+        raise result
+    return result

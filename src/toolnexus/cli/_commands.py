@@ -1,0 +1,20 @@
+"""The one registry of the ``toolnexus`` subcommands, in the order ``--help`` lists them.
+
+Each subcommand is a module of this package with a ``COMMAND``
+([`Command`][toolnexus.cli.Command]); registering it is one line here.
+"""
+
+from __future__ import annotations
+
+from . import _answer, _call, _demo, _pending, _resume
+from ._base import Command
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: tuple[Command, ...] = (
+    _demo.COMMAND,
+    _call.COMMAND,
+    _pending.COMMAND,
+    _answer.COMMAND,
+    _resume.COMMAND,
+)

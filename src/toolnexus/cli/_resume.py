@@ -1,0 +1,106 @@
+"""``toolnexus resume STORE KEY (--stdio CMD | --url URL)``: resume a parked call with its
+recorded answers and print its result as ``call`` does."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING
+
+from .._log import log_traffic
+from .._wire import Answer, Request
+from ._base import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
+from ._connection import add_connection_options, run_connected, server_from
+from ._interactive import add_answer_options, add_output_options, open_log
+from ._results import error_line, result_json, result_text
+from ._stores import (
+    add_store_argument,
+    check_era,
+    durable_failure,
+    get_pending,
+    open_store,
+    refuse_inline,
+    report_parked,
+    what_is_called,
+)
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+__all__ = ["COMMAND"]
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    add_store_argument(parser, key=True)
+    add_connection_options(parser)
+    add_output_options(parser)
+    add_answer_options(parser)
+
+
+def _run(args: argparse.Namespace, context: Context) -> int:
+    from mcp_types import CallToolResult
+
+    from .._pending import elicit_results
+    from ..durable import Pending, resume
+    from ..mcp import elicitation_callback
+
+    output = context.output
+    server = server_from(args, context.stack)
+    store = open_store(args.store, create=False)
+    context.stack.callback(store.close)
+    pending = get_pending(store, args.key)
+    answers = store.answers(args.key)
+    try:
+        elicit_results(pending, answers)
+    except ValueError as err:
+        raise CliError(EXIT_USAGE, f"{err}; answer with: toolnexus answer {args.store} {args.key}") from None
+    what = f"{args.key} ({what_is_called(pending)})"
+    write = open_log(args, context)
+    if write is not None:  # the traffic log: each question and the answer now sent for it
+        def recorded(request: Request) -> Answer:
+            return answers[request.id]
+
+        logged = log_traffic(recorded, write, values=args.log_values)
+        for request in pending.requests:
+            if request.id in answers:
+                logged(request)
+
+    async def body(client: Client) -> int:
+        check_era(client, "resume", "resume without --protocol legacy")
+        try:
+            outcome = await resume(client, pending, answers)
+        except Exception as err:
+            raise durable_failure(what, err, server.label) from None
+        if isinstance(outcome, Pending):
+            status = report_parked(output, store, outcome, "the server asks again: parked")
+            store.remove(args.key)
+            return status
+        store.remove(args.key)  # the server has answered: done, whatever it said
+        if args.json:
+            output.result(result_json(outcome))
+        if isinstance(outcome, CallToolResult) and outcome.is_error:
+            raise CliError(EXIT_TOOL_ERROR, f"{what} failed: {error_line(result_text(outcome))}")
+        if not args.json:
+            output.result(result_text(outcome))
+        return EXIT_OK
+
+    return asyncio.run(
+        run_connected(
+            server,
+            body,
+            protocol=args.protocol,
+            connect_timeout=args.connect_timeout,
+            elicitation_callback=elicitation_callback(refuse_inline),
+        )
+    )
+
+
+COMMAND = Command(
+    name="resume",
+    help="resume a parked call with its recorded answers",
+    description="Resume the call parked under KEY with the answers recorded in STORE and print "
+    "its result as 'call' does. The record is removed once the server has answered; when it "
+    "asks again, the call is parked anew under a new key, which is printed.",
+    arguments=_arguments,
+    run=_run,
+)

@@ -1,0 +1,111 @@
+"""What the durable subcommands (``call --park``, ``pending``, ``answer``, ``resume``) share:
+opening a store, reading a parked call, naming it, and reporting a park."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from .._util import escape_text
+from .._wire import Answer, Request
+from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError
+from ._output import Output, reason
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from ..durable import Pending, SqliteStore
+
+__all__ = [
+    "add_store_argument",
+    "check_era",
+    "durable_failure",
+    "get_pending",
+    "open_store",
+    "refuse_inline",
+    "report_parked",
+    "what_is_called",
+]
+
+
+def open_store(path: str, *, create: bool) -> SqliteStore:
+    """The store at ``path``; a usage error when it is absent (unless ``create``) or unreadable."""
+    import sqlite3
+
+    from ..durable import SqliteStore
+
+    shown = escape_text(path)
+    if not create and not os.path.exists(path):
+        raise CliError(EXIT_USAGE, f"{shown}: no such store")
+    try:
+        return SqliteStore(path)
+    except (ValueError, sqlite3.Error, OSError) as err:
+        raise CliError(EXIT_USAGE, f"{shown}: cannot open the store: {escape_text(str(err))}") from None
+
+
+def get_pending(store: SqliteStore, key: str) -> Pending:
+    try:
+        return store.get(key)
+    except KeyError:
+        raise CliError(EXIT_USAGE, f"no call is parked under {escape_text(key)!r} in {store.path}") from None
+    except ValueError as err:
+        raise CliError(EXIT_USAGE, escape_text(str(err))) from None
+
+
+def what_is_called(pending: Pending) -> str:
+    """``tool NAME``, ``prompt NAME`` or ``resource URI``, escaped."""
+    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}.get(
+        pending.method, "call"
+    )
+    return f"{kind} {escape_text(pending.target)}"
+
+
+def report_parked(output: Output, store: SqliteStore, pending: Pending, how: str) -> int:
+    """Keep ``pending`` in ``store``, print its key on stdout and say how to answer it."""
+    key = store.put(pending)
+    count = len(pending.requests)
+    questions = "1 question waits" if count == 1 else f"{count} questions wait"
+    output.result(key)
+    output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {store.path} {key}")
+    return EXIT_OK
+
+
+def check_era(client: Client, option: str, hint: str) -> None:
+    """A usage error when the connection's protocol cannot park a call (before 2026-07-28)."""
+    from mcp_types.version import is_version_at_least
+
+    from ..durable import INPUT_REQUIRED_VERSION
+
+    version = client.protocol_version
+    if not is_version_at_least(version, INPUT_REQUIRED_VERSION):
+        raise CliError(
+            EXIT_USAGE,
+            f"{option}: the server speaks MCP {version}, where a call cannot be parked (only "
+            f"{INPUT_REQUIRED_VERSION} and later); {hint}",
+        )
+
+
+def durable_failure(what: str, err: Exception, server_label: str) -> CliError:
+    """A failure of a durable call: the server's error (exit 1) or a lost connection (exit 3)."""
+    from mcp import MCPError
+
+    from ._connection import connection_closed, is_connection_failure
+
+    if connection_closed(err) or (not isinstance(err, MCPError) and is_connection_failure(err)):
+        return CliError(EXIT_CONNECTION, f"the connection to {server_label} was lost")
+    if isinstance(err, MCPError):
+        return CliError(EXIT_TOOL_ERROR, f"{what}: {reason(err)}")
+    return CliError(EXIT_CONNECTION, f"{what}: the connection to {server_label} failed: {reason(err)}")
+
+
+def add_store_argument(parser: argparse.ArgumentParser, *, key: bool) -> None:
+    parser.add_argument("store", metavar="STORE", help="the store file")
+    if key:
+        parser.add_argument("key", metavar="KEY", help="the parked call's key")
+
+
+async def refuse_inline(request: Request) -> Answer:
+    """The resolver of a durable connection: never asked on 2026-07-28 (the call parks
+    instead); anything that arrives inline is cancelled."""
+    return Answer(request.id, False, None, "cancelled")
