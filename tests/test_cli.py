@@ -439,13 +439,13 @@ def test_tool_error_line_keeps_the_detail(sessions: dict[str, Session]) -> None:
 
 
 def test_error_line_is_capped() -> None:
-    from toolnexus.cli._results import ERROR_LINE_LIMIT, error_line as _error_line
+    from toolnexus.cli._results import ERROR_LINE_LIMIT, error_line
 
-    line = _error_line("first\n\n  second   part\n" + "x" * 1000)
+    line = error_line("first\n\n  second   part\n" + "x" * 1000)
     assert line.startswith("first; second part; xxx")
     assert len(line) == ERROR_LINE_LIMIT
     assert line.endswith("…")
-    assert _error_line("\n \n") == "the tool reported an error without a message"
+    assert error_line("\n \n") == "the tool reported an error without a message"
 
 
 def test_stdio_server_that_exits_at_start_says_so(sessions: dict[str, Session]) -> None:

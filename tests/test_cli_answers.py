@@ -18,7 +18,7 @@ import pytest
 
 from toolnexus import Answer
 from toolnexus.cli import main
-from toolnexus.cli._answers import defaults_answer as _defaults_answer
+from toolnexus.cli._answers import defaults_answer
 from toolnexus.testing import form_request, url_request
 
 DEMO = ["--stdio", f"{shlex.quote(sys.executable)} -m toolnexus._demo_server"]
@@ -158,13 +158,13 @@ def test_what_accept_defaults_accepts_by_itself() -> None:
         "required": ["region"],
     }
     request = form_request(full)
-    assert _defaults_answer(request) == Answer(request.id, True, {"region": "eu", "n": 2})
+    assert defaults_answer(request) == Answer(request.id, True, {"region": "eu", "n": 2})
     secret = {"type": "object", "properties": {"token": {"type": "string", "default": "x"}}}
-    assert _defaults_answer(form_request(secret)) is None
+    assert defaults_answer(form_request(secret)) is None
     assert (
-        _defaults_answer(
+        defaults_answer(
             form_request({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
         )
         is None
     )
-    assert _defaults_answer(url_request("https://auth.example.com/")) is None
+    assert defaults_answer(url_request("https://auth.example.com/")) is None

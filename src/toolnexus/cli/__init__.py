@@ -1,8 +1,8 @@
 """The ``toolnexus`` command: answer any MCP server's elicitations at the terminal.
 
 ``toolnexus.cli:main`` is the console script's entry point (``python -m toolnexus`` runs it
-too). The subcommands: ``demo``, ``call``, ``pending``, ``answer``, ``resume``; see
-``docs/console.md`` for what each does, and ``toolnexus COMMAND --help``.
+too). The subcommands: ``demo``, ``call``, ``pending``, ``answer``, ``resume``; the console
+page of the docs says what each does, and so does ``toolnexus COMMAND --help``.
 
 Exit status: 0 success, 1 a tool error, 2 a usage error, 3 the server cannot be reached or
 the connection ends (one line naming the server), 130 interrupted, 141 stdout closed early
@@ -10,11 +10,11 @@ the connection ends (one line naming the server), 130 interrupted, 141 stdout cl
 
 How the package is built (each module imports only the ones listed before it):
 
-- ``_base``: the exit statuses, :class:`CliError` (an exit status and one line), the
-  registry entry :class:`Command`, and the :class:`Context` a command runs with;
-- ``_output``: the one output writer, :class:`~toolnexus.cli._output.Output` (the result to
-  stdout, escaped at a terminal and raw to a pipe; the dialogue; one-line reports on
-  stderr, always escaped) and the logging set-up (one line per record, none inside a prompt);
+- ``_base``: the exit statuses, ``CliError`` (an exit status and one line), the registry
+  entry ``Command``, and the ``Context`` a command runs with;
+- ``_output``: the one output writer, ``Output`` (the result to stdout, escaped at a
+  terminal and raw to a pipe; the dialogue; one-line reports on stderr, always escaped) and
+  the logging set-up (one line per record, none inside a prompt);
 - ``_bridge``: the main-thread resolver bridge, its withdrawal signal and Ctrl-C;
 - ``_connection``: the one set of connection options (``--stdio``/``--url``/``--env``/
   ``--server-stderr``/``--protocol``/``--connect-timeout``), the server they name, and
@@ -25,31 +25,35 @@ How the package is built (each module imports only the ones listed before it):
   store helpers);
 - one module per subcommand (``_demo``, ``_call`` with ``_park``, ``_pending``, ``_answer``,
   ``_resume``), each exporting ``COMMAND``;
-- ``_commands``: the one registry, :data:`COMMANDS`; ``_main``: the parser and :func:`main`.
+- ``_commands``: the one registry, ``COMMANDS``; ``_main``: the parser and ``main``.
 
-Adding a subcommand: write a module ``_NAME.py`` here with two functions and a
-``COMMAND``::
+Adding a subcommand: a module ``_NAME.py`` in this package with its arguments, its run
+function and a ``COMMAND``:
 
-    from ._base import EXIT_OK, Command, Context
-    from ._connection import add_connection_options, run_connected, server_from
+```python
+from ._base import EXIT_OK, Command, Context
+from ._connection import add_connection_options, run_connected, server_from
 
-    def _arguments(parser):            # its arguments; reuse the shared option sets:
-        add_connection_options(parser)  # add_output_options, add_answer_options (_interactive)
 
-    def _run(args, context: Context) -> int:
-        server = server_from(args, context.stack)
-        ...                             # print only through context.output
-        return EXIT_OK                  # or raise CliError(status, "one line")
+def _arguments(parser):  # reuse the shared option sets: add_connection_options here,
+    add_connection_options(parser)  # add_output_options and add_answer_options (_interactive)
 
-    COMMAND = Command(name="NAME", help="...", description="...", arguments=_arguments, run=_run)
 
-then add ``_NAME.COMMAND`` to :data:`COMMANDS` in ``_commands.py`` (one line, and the
-import). Print the result with ``context.output.result(text)``, a notice with
-``context.output.say(text)``, a report on stderr with ``context.output.error(text)``;
-never ``print``. A command that connects runs its body inside
-``run_connected(server, body, protocol=args.protocol, connect_timeout=args.connect_timeout)``
-(or ``_interactive.answer_here`` when the user answers questions), so a lost connection is
-one line and exit 3 for it too.
+def _run(args, context: Context) -> int:
+    server = server_from(args, context.stack)
+    ...  # print only through context.output
+    return EXIT_OK  # or raise CliError(status, "one line")
+
+
+COMMAND = Command(name="NAME", help="...", description="...", arguments=_arguments, run=_run)
+```
+
+then one line in ``COMMANDS`` in ``_commands.py`` (and its import). Print a result with
+``context.output.result(text)``, a line of the dialogue with ``context.output.say(text)``,
+a report on stderr with ``context.output.error(text)``; never ``print``. A command that
+connects runs its body in ``run_connected(server, body, protocol=args.protocol,
+connect_timeout=args.connect_timeout)`` (or ``_interactive.answer_here`` when the user
+answers questions), so every way its connection ends is one line and exit 3 as well.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one registry of the ``toolnexus`` subcommands, in the order ``--help`` lists them.
 
 Each subcommand is a module of this package with a ``COMMAND``
-([`Command`][toolnexus.cli.Command]); registering it is one line here.
+(`toolnexus.cli.Command`); registering it is one line here.
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     what = f"{args.key} ({what_is_called(pending)})"
     write = open_log(args, context)
     if write is not None:  # the traffic log: each question and the answer now sent for it
+
         def recorded(request: Request) -> Answer:
             return answers[request.id]
 
