@@ -1,7 +1,7 @@
 """The ``toolnexus`` command: answer any MCP server's elicitations at the terminal.
 
 ``toolnexus.cli:main`` is the console script's entry point (``python -m toolnexus`` runs it
-too). The subcommands: ``demo``, ``call``, ``pending``, ``answer``, ``resume``; the console
+too). The subcommands: ``demo``, ``call``, ``pending``, ``answer``, ``resume``, ``inbox``; the console
 page of the docs says what each does, and so does ``toolnexus COMMAND --help``.
 
 Exit status: 0 success, 1 a tool error, 2 a usage error, 3 the server cannot be reached or

@@ -6,7 +6,7 @@ Each subcommand is a module of this package with a ``COMMAND``
 
 from __future__ import annotations
 
-from . import _answer, _call, _demo, _pending, _resume
+from . import _answer, _call, _demo, _inbox, _pending, _resume
 from ._base import Command
 
 __all__ = ["COMMANDS"]
@@ -17,4 +17,5 @@ COMMANDS: tuple[Command, ...] = (
     _pending.COMMAND,
     _answer.COMMAND,
     _resume.COMMAND,
+    _inbox.COMMAND,
 )

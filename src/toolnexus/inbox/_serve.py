@@ -7,9 +7,8 @@ import ipaddress
 import logging
 import secrets
 import socket
-import sys
-from collections.abc import Iterable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = ["serve"]
 
@@ -39,16 +38,18 @@ def serve(
     port: int = 0,
     token: str | None = None,
     allow_hosts: Iterable[str] = (),
-    out: TextIO | None = None,
+    on_ready: Callable[[str], None] | None = None,
     **options: Any,
 ) -> None:
     """Serve the inbox for ``store`` until interrupted (Ctrl-C, SIGTERM).
 
-    Binds ``host``:``port`` (``port=0``: a free one), then prints one line on ``out``
-    (stdout): the address to open, with the access token (``token``, or a fresh random
-    one). Logs go to the ``toolnexus.inbox`` logger; the access log shows paths without
-    their query string. Another address than a loopback one is served only when asked,
-    with a warning: put it behind TLS. ``options`` go to [`app`][toolnexus.inbox.app].
+    Binds ``host``:``port`` (``port=0``: a free one); once it answers, gives ``on_ready``
+    (default: print it on stdout) one line: the address to open, with the access token
+    (``token``, or a fresh random one). ``allow_hosts``: more ``Host`` names to answer (a
+    proxy's), besides the bound address (and ``localhost`` on a loopback one). Logs go to
+    the ``toolnexus.inbox`` logger; the access log shows paths without their query string.
+    Another address than a loopback one is served only when asked, with a warning: put it
+    behind TLS. ``options`` go to [`app`][toolnexus.inbox.app].
     """
     import uvicorn
 
@@ -83,14 +84,14 @@ def serve(
     server = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{port}/?token={token}"
-    stream = out if out is not None else sys.stdout
+    ready = on_ready if on_ready is not None else (lambda line: print(line, flush=True))
 
     async def announce() -> None:
         while not server.started:
             if server.should_exit:
                 return
             await asyncio.sleep(0.02)
-        print(address, file=stream, flush=True)
+        ready(address)
         logger.info("inbox ready on http://%s:%d/", shown, port)
 
     async def main() -> None:

@@ -1,0 +1,92 @@
+"""``toolnexus inbox STORE`` as a process: the one line it prints, the page it serves, its
+logs on stderr (never the token), and Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2 as httpx
+import pytest
+
+from servers.inbox_server import park
+from toolnexus.durable import SqliteStore
+
+
+def start(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolnexus", "inbox", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        # Ctrl-C's default action, even when this run inherited SIGINT ignored (a background job)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def test_it_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    path = tmp_path / "pending.db"
+    with SqliteStore(path) as store:
+        key = anyio.run(lambda: park(store, "sign_in", {"tag": "cli"}))
+    proc = start(str(path))
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("http://127.0.0.1:")
+        base, _, token = line.partition("/?token=")
+        assert len(token) >= 32
+        with httpx.Client(follow_redirects=True) as client:
+            page = client.get(line)
+            assert page.status_code == 200
+            assert f"/calls/{key}" in page.text
+            assert client.get(base + "/").status_code == 200  # the cookie
+        assert httpx.get(base + "/").status_code == 403  # no token, no cookie
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert out == ""  # the one line, and nothing else
+    assert "inbox stopped" in err
+    assert "GET / 303" in err
+    assert token not in err
+    assert "Traceback" not in err
+
+
+def test_a_store_that_is_not_there(tmp_path: Path) -> None:
+    proc = start(str(tmp_path / "missing.db"))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert out == ""
+    assert err.strip() == f"toolnexus: {tmp_path / 'missing.db'}: no such store"
+
+
+def test_another_address_than_loopback_warns(tmp_path: Path) -> None:
+    path = tmp_path / "pending.db"
+    SqliteStore(path).close()
+    proc = start(str(path), "--host", "0.0.0.0")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://0.0.0.0:")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert "put it behind TLS" in err
+    assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("port", ["-1", "70000"])
+def test_a_port_out_of_range(tmp_path: Path, port: str) -> None:
+    path = tmp_path / "pending.db"
+    SqliteStore(path).close()
+    proc = start(str(path), "--port", port)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "--port must be from 0 to 65535" in err
