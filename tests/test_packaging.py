@@ -1,0 +1,107 @@
+"""pyproject.toml declares what src/ imports, and the extras a user installs bring what they promise."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = None
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "toolnexus"
+
+# The import name of each third-party package src/ imports, and the distribution that provides
+# it, where the two differ.
+DISTRIBUTION = {
+    "mcp_types": "mcp-types",
+    "pydantic_core": "pydantic-core",
+    "typing_extensions": "typing-extensions",
+    "fastmcp": "fastmcp-slim",
+}
+
+
+def _pyproject() -> dict[str, Any]:
+    if tomllib is None:
+        pytest.skip("tomllib is Python 3.11+")
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        data: dict[str, Any] = tomllib.load(f)
+    return data
+
+
+def _name(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    """Top-level names of the modules src/ imports that are neither the standard library nor ours."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top in sys.stdlib_module_names or top == "toolnexus":
+                    continue
+                found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_third_party_import_is_declared_with_a_lower_bound() -> None:
+    project = _pyproject()["project"]
+    declared: dict[str, str] = {}
+    for requirement in project["dependencies"]:
+        declared[_name(requirement)] = requirement
+    for extra in project["optional-dependencies"].values():
+        for requirement in extra:
+            declared.setdefault(_name(requirement), requirement)
+    imports = _third_party_imports()
+    assert {"mcp", "mcp_types", "anyio", "pydantic", "pydantic_core"} <= imports.keys()
+    missing = {
+        module: sorted(where)
+        for module, where in imports.items()
+        if _name(DISTRIBUTION.get(module, module)) not in declared
+    }
+    assert not missing, f"imported by src/ but not declared in pyproject.toml: {missing}"
+    unbounded = [
+        declared[_name(DISTRIBUTION.get(module, module))]
+        for module in imports
+        if ">=" not in declared[_name(DISTRIBUTION.get(module, module))]
+    ]
+    assert not unbounded, f"declared without a lower bound: {unbounded}"
+
+
+def test_the_testing_extra_brings_hypothesis_for_the_strategies() -> None:
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert "hypothesis" in {_name(r) for r in extras["testing"]}
+    assert "from hypothesis import" in (SRC / "testing" / "strategies.py").read_text(encoding="utf-8")
+
+
+def test_developer_tools_are_dependency_groups_not_extras() -> None:
+    data = _pyproject()
+    extras = data["project"]["optional-dependencies"]
+    tools = {"pytest-timeout", "mypy", "ruff", "mkdocs", "pytest-benchmark", "import-linter"}
+    published = {_name(r) for requirements in extras.values() for r in requirements}
+    assert not tools & published
+    groups = data["dependency-groups"]
+    in_groups = {_name(r) for requirements in groups.values() for r in requirements if isinstance(r, str)}
+    assert tools <= in_groups
+
+
+def test_the_classifiers_say_pytest_posix_and_typed() -> None:
+    classifiers = _pyproject()["project"]["classifiers"]
+    assert {"Framework :: Pytest", "Operating System :: POSIX", "Typing :: Typed"} <= set(classifiers)
