@@ -9,20 +9,19 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from http_process import http_server_process
+from support.http_process import http_server_process
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
+from support.processes import TESTS_DIR, Processes, forbid_processes_in, quick_test
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
 
     from servers.harness import Target
 
-TESTS_DIR = Path(__file__).resolve().parent
 E2E = pytest.mark.e2e
 """End to end: the test starts processes or servers. The test command runs these on one Python
 and the rest (``-m "not e2e"``) on every Python it covers. Which tests are ``e2e`` is decided
@@ -40,8 +39,17 @@ E2E_MODULES = {
 }
 """Rule 1: modules whose tests run processes, every test in them. (``test_cli.py`` is left to
 rule 2, so that its in-process tests of the arguments stay quick.)"""
-E2E_FIXTURES = {"sessions", "demo_http_url", "http_server_url", "stdio_fork_server"}
-"""Rule 2: a test that uses a fixture running server processes."""
+E2E_FIXTURES = {
+    "processes",
+    "sessions",
+    "demo_http_url",
+    "http_server_url",
+    "stdio_fork_server",
+    "postgres_server",
+    "postgres_url",
+    "browser",
+}
+"""Rule 2: a test that uses a fixture starting processes (``processes`` for a test's own)."""
 E2E_TRANSPORTS = {"stdio", "http"}
 """Rule 3: a test parametrized with one of these transports (the ``target`` fixture's and others')."""
 
@@ -60,6 +68,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_e2e(item):
             item.add_marker(E2E)
+
+
+forbid_processes_in()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """A test that is not ``e2e`` fails if it starts a process (support/processes.py), so a
+    quick run (``-m "not e2e"``) starts none."""
+    if item.get_closest_marker("e2e") is None:
+        quick_test.append(item.nodeid)
+    try:
+        return (yield)
+    finally:
+        quick_test.clear()
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    """Start processes from a test (support/processes.py); the test is ``e2e``."""
+    started = Processes()
+    try:
+        yield started
+    finally:
+        started.close()
 
 
 @pytest.fixture

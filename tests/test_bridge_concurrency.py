@@ -24,13 +24,12 @@ from servers.harness import (
     connect,
     tag_of,
 )
+from support.values import ERAS, PROFILE
 from toolnexus import Answer, Request
 from toolnexus.mcp import WaitFor, elicitation_callback
 
 pytestmark = pytest.mark.anyio
 
-ERAS: list[Era] = ["legacy", "2026"]
-PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com"}
 FORM_TOOL: dict[Era, str] = {"legacy": "form_elicit", "2026": "form"}
 GUARD = 10.0
 """Seconds a resolver waits for its peers (or for release) before giving up and answering

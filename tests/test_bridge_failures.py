@@ -32,13 +32,11 @@ from servers.harness import (
     server_journal,
     tag_of,
 )
+from support.values import ERAS, PROFILE
 from toolnexus import Answer, Request
 from toolnexus.mcp import elicitation_callback
 
 pytestmark = pytest.mark.anyio
-
-ERAS: list[Era] = ["legacy", "2026"]
-PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com"}
 
 
 def cancel_outcome(era: Era, tool: str) -> dict[str, Any]:

@@ -30,13 +30,13 @@ from servers.harness import (
     server_journal,
     tag_of,
 )
+from support.values import ERAS, PROFILE
 from toolnexus import Answer, Request
 from toolnexus.mcp import elicitation_callback
 
 pytestmark = pytest.mark.anyio
 
-ERAS: list[Era] = ["legacy", "2026"]
-PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com", "newsletter": True}
+FULL_PROFILE = {**PROFILE, "newsletter": True}
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,13 @@ def cases(era: Era, url_secret: str) -> list[Case]:
         if tool_era != era:
             continue
         out += [
-            Case(tool, "accept", lambda request: Answer(request.id, True, dict(PROFILE)), "accept", PROFILE),
+            Case(
+                tool,
+                "accept",
+                lambda request: Answer(request.id, True, dict(FULL_PROFILE)),
+                "accept",
+                FULL_PROFILE,
+            ),
             Case(tool, "declined", _refuse("declined"), "decline", None),
             Case(tool, "cancelled", _refuse("cancelled"), "cancel", None),
             Case(tool, "expired", _refuse("expired"), "cancel", None),

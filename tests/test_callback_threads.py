@@ -4,8 +4,6 @@ what the server got: against the real elicitation server, in process, legacy era
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
 import textwrap
 import threading
 from typing import Any
@@ -15,16 +13,12 @@ from mcp_types import ElicitResult
 
 from servers.elicit_server import build_server
 from servers.harness import call, connect
+from support.processes import TESTS_DIR, Processes
+from support.values import PROFILE
 from toolnexus import Answer, Request
 from toolnexus.mcp import MAX_ABANDONED_THREADS, Outcome, elicitation_callback
 
 pytestmark = pytest.mark.anyio
-
-PROFILE: dict[str, str | int | float | bool | list[str] | None] = {
-    "name": "Ada Lovelace",
-    "age": 36,
-    "email": "ada@example.com",
-}
 
 
 async def test_a_plain_resolver_runs_on_a_daemon_thread() -> None:
@@ -42,7 +36,7 @@ async def test_a_plain_resolver_runs_on_a_daemon_thread() -> None:
     assert seen[0] is not threading.main_thread()
 
 
-def test_an_abandoned_resolver_does_not_delay_exit(tmp_path: Any) -> None:
+def test_an_abandoned_resolver_does_not_delay_exit(processes: Processes) -> None:
     """A resolver that never returns, abandoned by the timeout: the interpreter still exits
     when the host is done (anyio's worker threads would keep it waiting forever)."""
     script = textwrap.dedent(
@@ -66,15 +60,10 @@ def test_an_abandoned_resolver_does_not_delay_exit(tmp_path: Any) -> None:
         asyncio.run(main())
         """
     )
-    from conftest import TESTS_DIR
-
-    done = subprocess.run(
-        [sys.executable, "-c", script],
+    done = processes.python(
+        script,
         cwd=TESTS_DIR,
-        capture_output=True,
-        text=True,
         timeout=60,  # a guard against the hang this test is about, not a speed check
-        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "cancel"

@@ -17,7 +17,6 @@ import os
 import re
 import shlex
 import socket
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +27,9 @@ from typing import Any
 
 import pytest
 
-from http_process import http_server_process
+from support.environment import environment
+from support.http_process import http_server_process
+from support.processes import Processes
 from toolnexus.cli import main
 
 PYTHON = sys.executable
@@ -142,23 +143,6 @@ DOCS_COMMANDS = [
 """The shell commands shown on the docs page: each runs here, so the page cannot rot."""
 for number, command in enumerate(DOCS_COMMANDS, 1):
     SESSIONS[f"docs-{number}"] = Session(["bash", "-c", command], None)
-
-
-def browser_script(directory: Path) -> Path:
-    """A stand-in browser for ``BROWSER``: it records the URL it is asked to open."""
-    script = directory / "browser.sh"
-    script.write_text('#!/bin/sh\nprintf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n', encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    return script
-
-
-def environment(directory: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["BROWSER"] = str(browser_script(directory))
-    # ``toolnexus`` and ``python`` in a documented command are the ones of this interpreter.
-    env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env.get("PATH", "")))
-    env.pop("NO_COLOR", None)
-    return env
 
 
 def run_session(session: Session, directory: Path, http_url: str) -> Session:
@@ -528,16 +512,14 @@ def demo_http_url() -> Iterator[str]:
         yield base + "/mcp"
 
 
-def run_call(argv: list[str], stdin: str, directory: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+def run_call(
+    processes: Processes, argv: list[str], stdin: str, directory: Path
+) -> subprocess.CompletedProcess[str]:
+    return processes.run(
         [TOOLNEXUS, "call", *argv],
         input=stdin,
-        capture_output=True,
-        text=True,
         env=environment(directory),
         cwd=directory,
-        timeout=120,
-        check=False,
         start_new_session=True,
     )
 
@@ -557,12 +539,12 @@ def test_tool_error_over_streamable_http(sessions: dict[str, Session]) -> None:
     assert one_line(s.err) == "toolnexus: nope failed: Unknown tool: nope"
 
 
-def test_unreachable_url_is_one_line_and_exit_3(tmp_path: Path) -> None:
+def test_unreachable_url_is_one_line_and_exit_3(tmp_path: Path, processes: Processes) -> None:
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()  # nothing listens on this port any more
-    result = run_call(["--url", f"http://127.0.0.1:{port}/mcp", "deploy"], "", tmp_path)
+    result = run_call(processes, ["--url", f"http://127.0.0.1:{port}/mcp", "deploy"], "", tmp_path)
     assert result.returncode == 3
     assert one_line(result.stderr).startswith(f"toolnexus: cannot connect to http://127.0.0.1:{port}/mcp: ")
 
@@ -570,22 +552,18 @@ def test_unreachable_url_is_one_line_and_exit_3(tmp_path: Path) -> None:
 # --- a closed stdout -------------------------------------------------------------------
 
 
-def test_closed_stdout_stops_quietly_with_141(tmp_path: Path) -> None:
+def test_closed_stdout_stops_quietly_with_141(tmp_path: Path, processes: Processes) -> None:
     # The question goes to stderr (no terminal); the result meets the closed stdout.
     argv = [TOOLNEXUS, "call", "--stdio", DEMO_SERVER, "sign_in"]
     read_end, write_end = os.pipe()
     os.close(read_end)  # as `| head` does once it has what it wants
     try:
-        result = subprocess.run(
+        result = processes.run(
             argv,
-            stdin=subprocess.DEVNULL,
             stdout=write_end,
             stderr=subprocess.PIPE,
-            text=True,
             env=environment(tmp_path),
             cwd=tmp_path,
-            timeout=120,
-            check=False,
             start_new_session=True,
         )
     finally:

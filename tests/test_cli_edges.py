@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 
-from http_process import http_server_process
 from servers.edge_server import HOSTILE
+from support.environment import environment as support_environment
+from support.http_process import http_server_process
 
 PYTHON = sys.executable
 TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
@@ -35,30 +36,10 @@ NPM_DIR = TESTS / ".npm"  # gitignored: where the reference server is installed
 ESCAPES = ("\x1b", "\u202e", "\x07")
 
 
-def browser(directory: Path) -> Path:
-    """A stand-in browser: records the URL and, for the test server's own sign-in site on
-    127.0.0.1, loads it, as the user's browser would (nothing else is fetched)."""
-    script = directory / "browser.sh"
-    load = "import sys, urllib.request as u; u.build_opener(u.ProxyHandler({})).open(sys.argv[1], timeout=10)"
-    fetch = f"{shlex.quote(PYTHON)} -c {shlex.quote(load)}"
-    script.write_text(
-        "#!/bin/sh\n"
-        'printf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n'
-        'case "$1" in http://127.0.0.1:*)\n'
-        # FETCH_DELAY: the user takes a moment in the browser (the page loads in the background).
-        f'  if [ -n "$FETCH_DELAY" ]; then (sleep "$FETCH_DELAY"; {fetch} "$1") >/dev/null 2>&1 &\n'
-        f'  else {fetch} "$1"; fi;;\n'
-        "esac\n",
-        encoding="utf-8",
-    )
-    script.chmod(0o755)
-    return script
-
-
 def environment(directory: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, BROWSER=str(browser(directory)), **extra)
-    env.pop("NO_COLOR", None)
-    return env
+    """The user's environment, with a stand-in browser that also loads the test server's own
+    sign-in site on 127.0.0.1 (support/environment.py)."""
+    return support_environment(directory, load_local=True, **extra)
 
 
 def run(directory: Path, args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from support.environment import environment
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -103,11 +105,7 @@ class Terminal:
 
 
 def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
-    browser = tmp_path / "browser.sh"
-    browser.write_text('#!/bin/sh\nprintf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n', encoding="utf-8")
-    browser.chmod(0o755)
-    env = dict(os.environ, BROWSER=str(browser), TERM="xterm-256color")
-    env.pop("NO_COLOR", None)
+    env = environment(tmp_path, TERM="xterm-256color")
     term = Terminal([sys.executable, "-m", "toolnexus", "demo"], env, tmp_path)
     try:
         # A form: the enum by number, then Ctrl-C at the integer cancels this one question.
@@ -185,11 +183,7 @@ def test_ctrl_c_outside_a_question_stops_the_command_with_130(tmp_path: Path) ->
 
 
 def demo_at_a_terminal(tmp_path: Path) -> Terminal:
-    browser = tmp_path / "browser.sh"
-    browser.write_text('#!/bin/sh\nprintf \'%s\\n\' "$1" >> "$(dirname "$0")/opened.txt"\n', encoding="utf-8")
-    browser.chmod(0o755)
-    env = dict(os.environ, BROWSER=str(browser), TERM="xterm-256color")
-    env.pop("NO_COLOR", None)
+    env = environment(tmp_path, TERM="xterm-256color")
     return Terminal([sys.executable, "-m", "toolnexus", "demo"], env, tmp_path)
 
 

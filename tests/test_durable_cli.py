@@ -22,8 +22,8 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
-from conftest import TESTS_DIR
-from http_process import http_server_process
+from support.http_process import http_server_process
+from support.processes import TESTS_DIR
 from toolnexus import Answer, Request, durable
 from toolnexus.cli import main
 from toolnexus.durable import Pending, SqliteStore

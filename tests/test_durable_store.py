@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from support.processes import Processes
 from toolnexus import Answer, Request
 from toolnexus.durable import STORE_FORMAT, Pending, SqliteStore, StoreError, open_store
 
@@ -249,22 +250,25 @@ while count < 0 or n < count:
 """
 
 
-def start_writer(path: Path, tag: str, count: int, size: int = 10) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
+def start_writer(
+    processes: Processes, path: Path, tag: str, count: int, size: int = 10
+) -> subprocess.Popen[str]:
+    proc = processes.popen(
         [sys.executable, "-c", WRITER, str(path), tag, str(count), str(size)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        text=True,
     )
     assert proc.stdout is not None
     assert proc.stdout.readline() == "ready\n"
     return proc
 
 
-def test_two_writer_processes_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+def test_two_writer_processes_at_once_lose_and_duplicate_nothing(
+    tmp_path: Path, processes: Processes
+) -> None:
     path = tmp_path / "shared.db"
     SqliteStore(path).close()
-    writers = {tag: start_writer(path, tag, 150) for tag in ("one", "two")}
+    writers = {tag: start_writer(processes, path, tag, 150) for tag in ("one", "two")}
     for proc in writers.values():  # both are ready: let them go together
         assert proc.stdin is not None
         proc.stdin.write("go\n")
@@ -288,9 +292,9 @@ def test_two_writer_processes_at_once_lose_and_duplicate_nothing(tmp_path: Path)
             }
 
 
-def test_a_writer_killed_mid_write_leaves_a_file_that_opens(tmp_path: Path) -> None:
+def test_a_writer_killed_mid_write_leaves_a_file_that_opens(tmp_path: Path, processes: Processes) -> None:
     path = tmp_path / "killed.db"
-    proc = start_writer(path, "k", -1, size=200_000)  # writes until killed, 200 kB a pending
+    proc = start_writer(processes, path, "k", -1, size=200_000)  # writes until killed, 200 kB a pending
     assert proc.stdin is not None
     assert proc.stdout is not None
     proc.stdin.write("go\n")

@@ -8,7 +8,6 @@ The server is the project's own (``servers.elicit_server``); its journal shows w
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -25,11 +24,11 @@ from mcp.client.session import ClientRequestContext
 from mcp_types import ElicitRequestFormParams, ElicitResult, ErrorData, TextContent
 
 from servers.harness import ERA_VERSIONS, Era, tag_of
+from support.processes import TESTS_DIR, Processes
+from support.values import PROFILE
 from toolnexus import Answer, Request
 from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, _fastmcp_checks_content, elicitation_handler
 
-TESTS_DIR = Path(__file__).resolve().parent
-PROFILE = {"name": "Ada", "age": 36, "email": "ada@example.com"}
 _MODES: dict[Era, Any] = {"legacy": "legacy", "2026": "auto"}
 
 
@@ -317,8 +316,8 @@ print(json.dumps(out))
 """
 
 
-def test_without_fastmcp_the_import_error_names_the_extra() -> None:
-    proc = subprocess.run([sys.executable, "-c", BLOCKED_IMPORT], capture_output=True, text=True, check=True)
+def test_without_fastmcp_the_import_error_names_the_extra(processes: Processes) -> None:
+    proc = processes.python(BLOCKED_IMPORT, check=True)
     out = json.loads(proc.stdout)
     assert out["loaded"]
     kind, message = out["fastmcp"]
@@ -351,6 +350,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.e2e  # a pseudo-terminal: a process
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path) -> None:
     import os
@@ -361,7 +361,7 @@ def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path) -> None:
     term = Terminal([sys.executable, "-c", AT_A_TERMINAL.format(tests=str(TESTS_DIR))], env, tmp_path)
     try:
         term.wait_for("name: ")
-        term.type(b"Ada\r")
+        term.type(b"Ada Lovelace\r")
         term.wait_for("age: ")
         term.type(b"36\r")
         term.wait_for("email: ")

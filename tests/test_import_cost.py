@@ -4,10 +4,10 @@ FastMCP (only ``toolnexus.fastmcp`` imports FastMCP)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from support.processes import Processes
 
 HEAVY = [
     "mcp.client",
@@ -31,14 +31,14 @@ print(json.dumps(loaded))
 
 
 @pytest.mark.parametrize("module", ["toolnexus", "toolnexus.mcp", "toolnexus.mcp, toolnexus"])
-def test_import_loads_no_transport_and_no_jsonschema(module: str) -> None:
+def test_import_loads_no_transport_and_no_jsonschema(module: str, processes: Processes) -> None:
     code = PROBE.format(module=module, heavy=HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = processes.python(code, check=True).stdout
     assert json.loads(out) == []
 
 
-def test_the_probe_sees_heavy_modules_when_they_are_loaded() -> None:
+def test_the_probe_sees_heavy_modules_when_they_are_loaded(processes: Processes) -> None:
     # The probe itself must be able to fail: importing the SDK's client does load them.
     code = PROBE.format(module="mcp.client", heavy=HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = processes.python(code, check=True).stdout
     assert "mcp.client" in json.loads(out)

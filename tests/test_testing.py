@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from pydantic import BaseModel
 
 from servers.elicit_server import Profile, build_server
 from servers.harness import call, connect
+from support.processes import Processes
 from toolnexus import Answer, Request, log_traffic
 from toolnexus.mcp import elicitation_callback
 from toolnexus.testing import (
@@ -295,8 +294,8 @@ print(json.dumps(sorted({{h for h in heavy for n in names if n == h or n.startsw
     ],
 )
 def test_the_kit_imports_without_pytest_hypothesis_or_the_sdks_server(
-    module: str, blocked: list[str], expected: list[str]
+    module: str, blocked: list[str], expected: list[str], processes: Processes
 ) -> None:
     code = PROBE.format(module=module, blocked=blocked)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = processes.python(code, check=True).stdout
     assert json.loads(out) == expected

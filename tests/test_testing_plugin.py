@@ -10,6 +10,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+QUIET = ["-p", "no:cacheprovider", "-p", "no:benchmark"]
+"""The runs are in process: no cache files, and no pytest-benchmark (which runs ``git`` as it starts)."""
 SAMPLE = Path(__file__).resolve().parent / "user_sample" / "resolver_tests.py"
 
 
@@ -31,7 +33,7 @@ def test_the_plugin_is_registered_as_toolnexus() -> None:
 
 def test_a_users_test_module_runs_and_shows_why_a_script_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_resolver=SAMPLE.read_text(encoding="utf-8"))
-    result = pytester.runpytest("-p", "no:cacheprovider", "-q")
+    result = pytester.runpytest(*QUIET, "-q")
     # 4 era-parametrized tests, the script, the replay, the masked log; 3 that fail on purpose.
     result.assert_outcomes(passed=7, failed=3)
     out = result.stdout
@@ -59,5 +61,11 @@ def test_a_users_test_module_runs_and_shows_why_a_script_fails(pytester: pytest.
 
 def test_the_plugin_can_be_turned_off(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_uses_it(elicit_server):\n    assert callable(elicit_server)\n")
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
-    pytester.runpytest("-p", "no:cacheprovider", "-p", "no:toolnexus").assert_outcomes(errors=1)
+    pytester.runpytest(*QUIET).assert_outcomes(passed=1)
+    result = pytester.runpytest(*QUIET, "-p", "no:toolnexus")
+    result.assert_outcomes(errors=1)
+    # The error is the fixture's absence, and nothing else.
+    result.stdout.fnmatch_lines(["*fixture 'elicit_server' not found*"])
+    assert "elicit_server" not in "".join(
+        line for line in result.stdout.lines if "available fixtures" in line
+    )
