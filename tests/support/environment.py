@@ -1,4 +1,4 @@
-"""A stand-in browser for ``BROWSER`` (it only records URLs), and the environment a command under test runs in."""
+"""A stand-in browser for ``BROWSER`` that records URLs, and the environment a command under test runs in."""
 
 from __future__ import annotations
 
