@@ -262,7 +262,7 @@ def test_the_list_pages_newest_first_by_keyset(store: SqliteStore) -> None:
     only = client.get("/?server=s1").text
     assert re.findall(r'href="/calls/([0-9a-f]+)"', only) == keys[::-2][:5]
     store.record(keys[3], Answer("elc-1", True, {}))
-    assert re.findall(r'href="/calls/([0-9a-f]+)"', client.get("/?status=answered").text) == [keys[3]]
+    assert re.findall(r'href="/calls/([0-9a-f]+)"', client.get("/?status=ready").text) == [keys[3]]
 
 
 def test_an_unreadable_record_is_shown_and_the_rest_still_are(store: SqliteStore, tmp_path: Path) -> None:
@@ -277,7 +277,8 @@ def test_an_unreadable_record_is_shown_and_the_rest_still_are(store: SqliteStore
         )
     page = signed_in(store).get("/").text
     assert f"/calls/{good}" in page
-    assert "unreadable" in page
+    assert "status-failed" in page
+    assert "is not JSON" in page
 
 
 # --- reading a post ---------------------------------------------------------------------------
@@ -332,3 +333,44 @@ def test_read_post_names_each_fields_problem() -> None:
     }
     assert posted.typed[0] == "A"
     assert posted.typed[6] == "lots"
+
+
+# --- what came of it --------------------------------------------------------------------------
+
+
+def test_the_page_says_what_came_of_the_call(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "outcome"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    done = client.post(action, data={"csrf": csrf, "action": "accept"})
+    assert "ready to resume" in client.get(done.headers["location"]).text
+    (claim,) = store.claim(lease=30)
+    assert "A worker is resuming the call now" in client.get(f"/calls/{key}").text
+    result = {"content": [{"type": "text", "text": "deployed <b>v2</b>\u202e"}], "isError": False}
+    store.finish(key, claim.token, result)
+    page = client.get(f"/calls/{key}").text
+    assert "The server&#39;s result:" in page
+    assert "deployed &lt;b&gt;v2&lt;/b&gt;\\u202e" in page
+    assert "status-done" in client.get("/?status=done").text
+
+
+def test_a_failed_resume_is_shown(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "failing"})
+    (request,) = store.get(key).requests
+    store.record(key, Answer(request.id, True))
+    (claim,) = store.claim(lease=30)
+    store.fail(key, claim.token, "the server is gone <i>now</i>")
+    page = signed_in(store).get(f"/calls/{key}").text
+    assert "Resuming the call failed:" in page
+    assert "the server is gone &lt;i&gt;now&lt;/i&gt;" in page
+
+
+def test_a_call_the_host_expired_refuses_answers(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "host-deadline"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    store.expire(key)
+    refused = client.post(action, data={"csrf": csrf, "action": "accept"})
+    assert refused.status_code == 409
+    assert "no longer waits" in refused.text
+    assert store.answers(key) == {}

@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._app import STATUSES
 from ._security import CSP
 from ._serve import serve
 
-__all__ = ["CSP", "STATUSES", "app", "serve"]
+__all__ = ["CSP", "app", "serve"]
 
 
 def app(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
@@ -21,16 +22,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._wire import Answer
-from ..durable import Pending
+from ..durable import STATUSES, Call, Pending
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
-__all__ = ["STATUSES", "build"]
+__all__ = ["build"]
 
 logger = logging.getLogger("toolnexus.inbox")
 
-STATUSES: Final = ("waiting", "answered", "expired")
-"""The statuses the list filters by (the store on main tells waiting from answered)."""
 SCAN_PAGES: Final = 10
 """With a status filter, at most this many store pages are read for one page of the list."""
 _MAX_FORM_BYTES: Final = 1_000_000
@@ -72,43 +71,54 @@ class _Inbox:
         end = start + self.page_size
         return list(every[start:end]), (str(end) if end < len(every) else None)
 
+    def call(self, key: str) -> Call | None:
+        """The call under ``key`` with its status (``None`` when nothing is kept there); a
+        question past its ``expiresAt`` makes a waiting call ``expired`` at once, as the
+        store's own sweep will."""
+        try:
+            call: Call = self.store.call(key)
+        except KeyError:
+            return None
+        pending = call.pending
+        if (
+            call.status == "waiting"
+            and pending is not None
+            and _views.call_status(pending, call.answered, _now()) == "expired"
+        ):
+            call = dataclasses.replace(call, status="expired", error="a question's deadline passed")
+        return call
+
     def rows(
         self, status: str | None, server: str | None, before: str | None
     ) -> tuple[list[_views.Row], str | None]:
-        """One page of the list, newest first, and the cursor of the next."""
+        """One page of the list, newest first, and the cursor of the next. With ``status``,
+        at most ``SCAN_PAGES`` pages of the store are read for it (then the next page goes on
+        from there), so no request reads the whole store."""
         now = _now()
         shown: list[_views.Row] = []
         cursor = before
         for _ in range(SCAN_PAGES):
             page, cursor = self._page(cursor, server)
             for key, created, pending in page:
-                answered = self._answers(key) if isinstance(pending, Pending) else {}
-                row = _views.row_of(key, created, pending, answered, now)
+                call = self.call(key)
+                if call is None:  # removed since the page was read
+                    continue
+                row = _views.row_of(key, created, pending, call.answered, now, call.status)
                 if status is None or row.status == status:
                     shown.append(row)
             if cursor is None or len(shown) >= self.page_size:
                 break
         return shown, cursor
 
-    def _answers(self, key: str) -> dict[str, Answer]:
-        try:
-            return dict(self.store.answers(key))
-        except (KeyError, ValueError):
-            return {}
-
     def fingerprint(self, status: str | None, server: str | None, key: str | None) -> str:
         """What changes when the page showing these would change: the first page's calls and
         their answers, or one call's answers. Its cost is a page's, whatever the store holds."""
         digest = hashlib.sha256()
         if key is not None:
-            try:
-                answers = self.store.answers(key)
-            except KeyError:
+            call = self.call(key)
+            if call is None:
                 return "gone"
-            except ValueError:
-                return "unreadable"
-            for request_id, answer in sorted(answers.items()):
-                digest.update(f"{request_id}={answer.ok}{answer.reason};".encode())
+            digest.update(f"{call.status}:{sorted(call.answered)}:{call.next}".encode())
             return digest.hexdigest()
         rows, _ = self.rows(status, server, None)
         for row in rows:
@@ -168,29 +178,25 @@ class _Inbox:
     def message(self, request: HttpRequest, status: int, heading: str, text: str, **extra: Any) -> Response:
         return self.render(request, "message.html", status, heading=heading, text=text, **extra)
 
-    def _load(self, key: str) -> tuple[Pending, dict[str, Answer]] | None:
-        try:
-            return self.store.get(key), dict(self.store.answers(key))
-        except KeyError:
-            return None
-
     def call_page(
         self,
         request: HttpRequest,
         key: str,
         posted: tuple[str, _views.Posted] | None = None,
         status: int = 200,
-        notice: str | None = None,
     ) -> Response:
-        try:
-            loaded = self._load(key)
-        except ValueError as err:
-            return self.message(request, 500, "This call does not read", _views.shown(str(err)))
-        if loaded is None:
+        call = self.call(key)
+        if call is None:
             return self.message(
-                request, 404, "No such call", "Nothing is parked under that key: it may have been resumed."
+                request, 404, "No such call", "Nothing is parked under that key: it may have been removed."
             )
-        pending, answers = loaded
+        if call.pending is None:
+            return self.message(request, 500, "This call does not read", _views.shown(call.error or ""))
+        pending = call.pending
+        try:
+            answers = dict(self.store.answers(key))
+        except (KeyError, ValueError):
+            answers = {}
         now = _now()
         questions = [
             _views.question_view(
@@ -198,9 +204,8 @@ class _Inbox:
             )
             for r in pending.requests
         ]
-        row = _views.row_of(key, "", pending, answers, now)
-        done = request.query_params.get("answered")
-        next_step = self._next_step(pending, answers) if done else None
+        row = _views.row_of(key, call.created, pending, call.answered, now, call.status)
+        just_answered = request.query_params.get("answered") is not None
         return self.render(
             request,
             "call.html",
@@ -208,21 +213,9 @@ class _Inbox:
             key=key,
             row=row,
             questions=questions,
-            next_step=next_step,
-            notice=notice,
+            next_step=_views.next_step(call) if just_answered else None,
+            outcome=_views.outcome_of(call),
             events="events?" + urlencode({"key": key}),
-        )
-
-    def _next_step(self, pending: Pending, answers: dict[str, Answer]) -> str:
-        left = sum(1 for r in pending.requests if r.id not in answers)
-        if left:
-            return (
-                f"Your answer is recorded. {left} more question{'s' if left > 1 else ''} of this call "
-                "wait for an answer; the call goes on once every one is answered."
-            )
-        return (
-            "Your answer is recorded, and every question of this call is answered: it is ready to resume. "
-            "A worker resumes it, or whoever parked it runs toolnexus resume; the server then carries on."
         )
 
     async def answer(self, request: HttpRequest) -> Response:
@@ -262,19 +255,19 @@ class _Inbox:
                 "This form's security token is missing or out of date: reload the page and answer again.",
             )
         action = (values.get("action") or ["accept"])[0]
-        try:
-            loaded = self._load(key)
-        except ValueError as err:
-            return self.message(request, 500, "This call does not read", _views.shown(str(err)))
-        if loaded is None:
+        call = self.call(key)
+        if call is None:
             return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
-        pending, answers = loaded
-        question = next((r for r in pending.requests if r.id == request_id), None)
+        if call.pending is None:
+            return self.message(request, 500, "This call does not read", _views.shown(call.error or ""))
+        question = next((r for r in call.pending.requests if r.id == request_id), None)
         if question is None:
             return self.message(request, 404, "No such question", "This call holds no such question.")
         back = f"calls/{_quote(key)}"
-        if request_id in answers:
+        if request_id in call.answered:
             return self._already(request, back)
+        if call.status not in ("waiting", "expired"):
+            return self._no_longer(request, back, call.status)
         if _views.expired(question, _now()):
             return self.message(
                 request,
@@ -304,17 +297,25 @@ class _Inbox:
         except KeyError:
             return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
         except ValueError as err:
-            try:
-                now_answered = request_id in self.store.answers(key)
-            except (KeyError, ValueError):
-                now_answered = False
-            if now_answered:  # another tab, person or process got there first
+            now = self.call(key)
+            if now is not None and request_id in now.answered:  # another tab, person or process first
                 return self._already(request, back)
+            if now is not None and now.status != "waiting":
+                return self._no_longer(request, back, now.status)
             posted = _views.Posted(general=[_views.shown(str(err))])
             return self.call_page(request, key, (request_id, posted), status=422)
         logger.info("%s of %s answered (%s)", request_id, key, _views.answer_word(answer))
         return RedirectResponse(
             f"{request.scope.get('root_path', '')}/{back}?answered={_quote(request_id)}", 303
+        )
+
+    def _no_longer(self, request: HttpRequest, back: str, status: str) -> Response:
+        return self.message(
+            request,
+            409,
+            "This call no longer waits for answers",
+            f"It is {status} now: nothing was recorded.",
+            back=back,
         )
 
     def _already(self, request: HttpRequest, back: str) -> Response:

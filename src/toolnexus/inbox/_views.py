@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from .._util import escape_text
 from .._wire import Answer, Request
 from ..console import url_warnings
-from ..durable import Pending
+from ..durable import Call, Pending
 from ..forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
 
 __all__ = [
@@ -111,12 +111,12 @@ class Row:
     problem: str | None = None
 
 
-def call_status(pending: Pending, answered: Sequence[str] | Mapping[str, Any], now: _dt.datetime) -> str:
-    """The call's status as the store on main tells it: ``answered`` when every question is,
-    ``expired`` when an unanswered one is past its ``expiresAt``, else ``waiting``."""
+def call_status(pending: Pending, answered: Collection[str], now: _dt.datetime) -> str:
+    """A waiting call's status as its questions tell it: ``ready`` when every question is
+    answered, ``expired`` when an unanswered one is past its ``expiresAt``, else ``waiting``."""
     left = [r for r in pending.requests if r.id not in answered]
     if not left:
-        return "answered"
+        return "ready"
     if any(expired(r, now) for r in left):
         return "expired"
     return "waiting"
@@ -133,7 +133,7 @@ def _arguments(pending: Pending) -> tuple[str, str | None]:
     )
 
 
-def _left(pending: Pending, answered: Mapping[str, Any], now: _dt.datetime) -> str:
+def _left(pending: Pending, answered: Collection[str], now: _dt.datetime) -> str:
     deadlines = [parse_time(r.expiresAt) for r in pending.requests if r.id not in answered and r.expiresAt]
     if not deadlines:
         return ""
@@ -147,15 +147,15 @@ def row_of(
     key: str,
     created: str,
     pending: Pending | ValueError,
-    answered: Mapping[str, Any],
+    answered: Collection[str],
     now: _dt.datetime,
-    status: str | None = None,
+    status: str,
 ) -> Row:
-    """The list's row for one call (``status`` given by a store that keeps one)."""
+    """The list's row for one call."""
     parked = parse_time(created)
     age = span((now - parked).total_seconds()) if parked is not None else ""
     if isinstance(pending, ValueError):
-        return Row(key, "unreadable", "", "", "", "", None, (), age, "", shown(str(pending)))
+        return Row(key, "failed", "", "", "", "", None, (), age, "", shown(str(pending)))
     arguments, folded = _arguments(pending)
     prompts = tuple(
         Prompt(r.kind, shown(r.prompt, lines=True) if r.prompt else "(no prompt)", r.id in answered)
@@ -163,7 +163,7 @@ def row_of(
     )
     return Row(
         key=key,
-        status=status or call_status(pending, answered, now),
+        status=status,
         server=shown(pending.server) if pending.server else "(unnamed server)",
         what=_WHAT.get(pending.method, pending.method),
         target=shown(pending.target),
@@ -171,8 +171,82 @@ def row_of(
         folded=folded,
         prompts=prompts,
         age=age,
-        left=_left(pending, answered, now),
+        left=_left(pending, answered, now) if status == "waiting" else "",
     )
+
+
+def next_step(call: Call) -> str:
+    """What happens next, said once an answer is recorded."""
+    if call.status == "waiting":
+        left = sum(1 for r in (call.pending.requests if call.pending else ()) if r.id not in call.answered)
+        return (
+            f"Your answer is recorded. {left} more question{'s' if left != 1 else ''} of this call "
+            "wait for an answer; the call goes on once every one is answered."
+        )
+    if call.status == "ready":
+        return (
+            "Your answer is recorded, and every question of this call is answered: it is ready to resume. "
+            "A worker (toolnexus worker) resumes it, or whoever parked it runs toolnexus resume; "
+            "this page shows the server's result once it has run."
+        )
+    return f"Your answer is recorded. The call is {call.status} now."
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What came of a call once it left ``waiting``, as its page shows it."""
+
+    status: str
+    summary: str
+    texts: tuple[str, ...] = ()
+    is_error: bool = False
+    next_key: str | None = None
+
+
+_RESULT_PARTS: Final = ("content", "messages", "contents")
+
+
+def _result_texts(result: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
+    """The texts of a kept result (a tool's content, a prompt's messages, a resource's
+    contents), each escaped; what is not text is shown as JSON."""
+    texts: list[str] = []
+    for part in _RESULT_PARTS:
+        items = result.get(part)
+        if not isinstance(items, list):
+            continue
+        for item in items[:100]:
+            inner = item.get("content") if isinstance(item, dict) and part == "messages" else item
+            if isinstance(inner, dict) and isinstance(inner.get("text"), str):
+                texts.append(shown(inner["text"], lines=True))
+            else:
+                texts.append(shown(json.dumps(inner, ensure_ascii=False, default=str, indent=2), lines=True))
+    if not texts:
+        texts.append(shown(json.dumps(result, ensure_ascii=False, default=str, indent=2), lines=True))
+    return tuple(texts), result.get("isError") is True
+
+
+def outcome_of(call: Call) -> Outcome | None:
+    """The call's outcome, or ``None`` while it waits for answers."""
+    status = call.status
+    if status == "waiting":
+        return None
+    if status == "ready":
+        return Outcome(status, "Every question is answered: the call waits for a worker to resume it.")
+    if status == "resuming":
+        return Outcome(status, "A worker is resuming the call now.")
+    if status == "done":
+        if call.next is not None:
+            return Outcome(
+                status, "The server asked more questions: they wait as another call.", next_key=call.next
+            )
+        if call.result is None:
+            return Outcome(status, "The server answered the call.")
+        texts, is_error = _result_texts(call.result)
+        summary = "The tool reported an error:" if is_error else "The server's result:"
+        return Outcome(status, summary, texts, is_error)
+    if status == "failed":
+        return Outcome(status, "Resuming the call failed:", (shown(call.error or "no reason given"),))
+    return Outcome(status, "The call expired" + (f": {shown(call.error)}" if call.error else "."))
 
 
 # --- a question ------------------------------------------------------------------------------
