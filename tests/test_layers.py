@@ -31,10 +31,7 @@ PRIVATE_NAMES_ALLOWED: dict[tuple[str, str, str], str] = {
 }
 
 # Import cycles (as sorted tuples of the modules in them) being removed now.
-CYCLES_ALLOWED: dict[tuple[str, ...], str] = {
-    # inbox: inbox._serve takes `app` from the package that imports it
-    ("toolnexus.inbox", "toolnexus.inbox._serve"): "inbox",
-}
+CYCLES_ALLOWED: dict[tuple[str, ...], str] = {}
 
 # (importer, imported) test modules.
 TEST_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {

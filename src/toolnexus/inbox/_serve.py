@@ -53,7 +53,7 @@ def serve(
     """
     import uvicorn
 
-    from . import app
+    from ._app import app
 
     token = token or secrets.token_urlsafe(32)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
