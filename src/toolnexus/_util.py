@@ -1,4 +1,6 @@
-"""Small helpers shared by the layers above the mapping. Standard library only."""
+"""Small helpers shared by every layer, one definition each: escaping, type names, terminal
+checks, number formatting, deadlines, the protocol-version check. Standard library only
+(``asks_between_rounds`` imports the SDK's ``mcp_types.version`` when called)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,24 @@ import datetime as _dt
 import inspect
 import math
 import unicodedata
+from typing import Any, TextIO
 
-__all__ = ["UNSAFE_CATEGORIES", "check_seconds", "escape_text", "is_async_callable", "utc_timestamp"]
+__all__ = [
+    "INPUT_REQUIRED_VERSION",
+    "UNSAFE_CATEGORIES",
+    "asks_between_rounds",
+    "check_seconds",
+    "escape_text",
+    "format_number",
+    "is_async_callable",
+    "isatty",
+    "type_name",
+    "utc_timestamp",
+]
+
+INPUT_REQUIRED_VERSION = "2026-07-28"
+"""The first MCP protocol version whose servers ask by returning ``InputRequiredResult``
+(multi round-trip requests, SEP-2322) instead of asking in the middle of the call."""
 
 # Control characters (terminal escapes), format characters (bidi overrides, zero-width
 # marks) and the Unicode line and paragraph separators: what a server's text may use to
@@ -71,3 +89,40 @@ def utc_timestamp(seconds_from_now: float = 0.0) -> str:
     other toolnexus ports use for ``expiresAt``."""
     at = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=seconds_from_now)
     return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type, for messages (``"int"``, ``"NoneType"``)."""
+    return type(value).__name__
+
+
+def isatty(stream: TextIO | Any) -> bool:
+    """Whether ``stream`` is a terminal; ``False`` for a stream that cannot tell (closed,
+    replaced by an object without ``isatty``)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def format_number(value: object) -> str:
+    """A number as a person reads it: a float that is whole without its ``.0`` (``2.0`` as
+    ``2``), anything else as ``str`` gives it."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def asks_between_rounds(version: object) -> bool:
+    """Whether a connection on protocol ``version`` has its server ask between rounds
+    (``InputRequiredResult``, [`INPUT_REQUIRED_VERSION`][toolnexus.durable.INPUT_REQUIRED_VERSION]
+    and later) rather than in the middle of the call. ``False`` for a version that cannot
+    be compared (``None``, a malformed string)."""
+    from mcp_types.version import is_version_at_least
+
+    if not isinstance(version, str):
+        return False
+    try:
+        return is_version_at_least(version, INPUT_REQUIRED_VERSION)
+    except Exception:  # a version the SDK cannot compare
+        return False
