@@ -249,7 +249,7 @@ def test_wrong_wire_types_name_the_field(params: dict[str, Any], field: str) -> 
 
 @pytest.mark.parametrize("bad", [None, "ok", 1, [("id", "a")], Request("r", "input", "p")])
 def test_answer_to_elicit_result_refuses_anything_but_answers(bad: object) -> None:
-    with pytest.raises(TypeError, match="answer_to_elicit_result expects an Answer"):
+    with pytest.raises(TypeError, match="answer_to_elicit_result: answer must be an Answer"):
         answer_to_elicit_result(bad)  # type: ignore[arg-type]
 
 

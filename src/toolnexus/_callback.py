@@ -16,15 +16,16 @@ import inspect
 import logging
 import math
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from mcp_types import ElicitResult
 
-from ._mapping import _set_expires, answer_to_elicit_result, elicitation_to_request
-from ._util import check_seconds, is_async_callable, utc_timestamp
+from ._answering import AnswerLike, AnswerProblemError, as_answer, form_of, result_for
+from ._mapping import answer_to_elicit_result, elicitation_to_request
+from ._util import check_seconds, is_async_callable, type_name, utc_timestamp
 from ._wire import Answer, Request
-from .forms import Form, FormError, read_form
+from .forms import Form, FormError
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext, ElicitationFnT
@@ -32,90 +33,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_ABANDONED_THREADS",
-    "AnswerProblemError",
     "OnResult",
     "Outcome",
     "WaitFor",
     "elicitation_callback",
-    "result_for",
 ]
 
-logger = logging.getLogger("toolnexus")
+logger = logging.getLogger(__name__)
 
-AnswerLike: TypeAlias = Answer | Mapping[str, Any]
 WaitFor: TypeAlias = Callable[[Request], Awaitable[AnswerLike]] | Callable[[Request], AnswerLike]
 """A host resolver: takes a §10 [`Request`][toolnexus.Request], returns (or awaits to) an
 [`Answer`][toolnexus.Answer] or its wire mapping. A plain function runs in a worker thread."""
-
-
-class AnswerProblemError(ValueError):
-    """An accepted answer whose content does not fit the form it answers.
-
-    The message names the fields and what is wrong with each, never a value; the same
-    sentences are in [`problems`][toolnexus.mcp.AnswerProblemError.problems].
-    """
-
-    def __init__(self, request_id: str, problems: list[str]) -> None:
-        super().__init__(
-            f"the answer to {request_id} does not fit the requested schema: {'; '.join(problems)}"
-        )
-        self.problems = problems
-        """One sentence per problem, as [`Form.problems`][toolnexus.forms.Form.problems] gives them."""
-
-
-def result_for(
-    request: Request,
-    answer: Answer | Mapping[str, Any],
-    *,
-    validate: bool = True,
-    apply_defaults: bool = True,
-) -> ElicitResult:
-    """The ``ElicitResult`` a server gets for ``answer``, the way
-    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] makes it.
-
-    The answer is mapped with [`answer_to_elicit_result`][toolnexus.mcp.answer_to_elicit_result].
-    An accepted URL request carries no content. An accepted form gets the schema's
-    defaults for the fields it leaves out (``apply_defaults``), then is checked against the
-    form (``validate``); both read the form with [`read_form`][toolnexus.forms.read_form].
-
-    Raises [`AnswerProblemError`][toolnexus.mcp.AnswerProblemError] (a ``ValueError``
-    naming the fields) when accepted content does not fit the form, or the form cannot be
-    read; ``TypeError``/``ValueError`` when ``answer`` is not an answer or holds data an
-    ``ElicitResult`` cannot carry.
-    """
-    return _result(request, answer, validate, apply_defaults, None)
-
-
-def _result(
-    request: Request, answer: object, validate: bool, apply_defaults: bool, form: Form | None
-) -> ElicitResult:
-    if isinstance(answer, Mapping):
-        answer = Answer.from_dict(answer)
-    elif not isinstance(answer, Answer):
-        raise TypeError(f"the answer must be an Answer or its wire mapping, not {type(answer).__name__}")
-    if answer.ok and request.kind == "authorization":
-        return ElicitResult(action="accept")  # URL mode: no content, whatever data holds
-    result = answer_to_elicit_result(answer)
-    if result.action != "accept" or request.data is None or not (validate or apply_defaults):
-        return result
-    if form is None:
-        try:
-            form = read_form(request.data.get("schema"))
-        except FormError as err:
-            if validate:
-                raise AnswerProblemError(request.id, [f"the form cannot be read: {err}"]) from None
-            return result
-    content = result.content or {}
-    if apply_defaults:
-        filled = form.with_defaults(content)
-        if len(filled) != len(content):
-            content = filled
-            result = ElicitResult(action="accept", content=filled)
-    if validate:
-        problems = form.problems(content)
-        if problems:
-            raise AnswerProblemError(request.id, problems)
-    return result
 
 
 Outcome: TypeAlias = Literal["validation", "timeout", "error", "defaults", "overloaded"] | None
@@ -215,18 +143,6 @@ def _stray_cancellation(err: BaseException) -> bool:
     return cancelling is None or cancelling() == 0
 
 
-def _answered_fields(answer: object) -> int:
-    """How many fields an answer's data carries (0 when it carries none)."""
-    data = (
-        answer.data
-        if isinstance(answer, Answer)
-        else answer.get("data")
-        if isinstance(answer, Mapping)
-        else None
-    )
-    return len(data) if isinstance(data, Mapping) else 0
-
-
 def elicitation_callback(
     wait_for: WaitFor,
     *,
@@ -292,16 +208,16 @@ def elicitation_callback(
     ``apply_defaults`` that is not a bool, or an ``on_result`` that is not callable.
     """
     if not callable(wait_for):
-        raise TypeError(f"elicitation_callback: wait_for must be callable, not {type(wait_for).__name__}")
+        raise TypeError(f"elicitation_callback: wait_for must be callable, not {type_name(wait_for)}")
     seconds = check_seconds(timeout, caller="elicitation_callback", name="timeout")
     if not isinstance(validate, bool):
-        raise TypeError(f"elicitation_callback: validate must be a bool, not {type(validate).__name__}")
+        raise TypeError(f"elicitation_callback: validate must be a bool, not {type_name(validate)}")
     if not isinstance(apply_defaults, bool):
-        kind = type(apply_defaults).__name__
+        kind = type_name(apply_defaults)
         raise TypeError(f"elicitation_callback: apply_defaults must be a bool, not {kind}")
     if on_result is not None and not callable(on_result):
         raise TypeError(
-            f"elicitation_callback: on_result must be callable or None, not {type(on_result).__name__}"
+            f"elicitation_callback: on_result must be callable or None, not {type_name(on_result)}"
         )
     is_async = is_async_callable(wait_for)
     threads = _Threads()
@@ -319,15 +235,16 @@ def elicitation_callback(
         import anyio
 
         try:
-            request = elicitation_to_request(params)
+            expires_at = None if seconds is None else utc_timestamp(seconds)
+            request = elicitation_to_request(params, expires_at=expires_at)
         except (TypeError, ValueError) as err:  # not from the SDK, which validates params
             logger.error("elicitation params the bridge cannot map (%s); cancel sent", err)
             return cancel, "error"
         box.append(request)
         form: Form | None = None
-        if request.data is not None and (validate or apply_defaults):
+        if validate or apply_defaults:
             try:
-                form = read_form(request.data.get("schema"))
+                form = form_of(request)
             except FormError as err:
                 if validate:  # no answer could fit: do not make a person try
                     logger.warning("elicitation %s: %s; cancel sent without asking", request.id, err)
@@ -340,14 +257,12 @@ def elicitation_callback(
                 MAX_ABANDONED_THREADS,
             )
             return cancel, "overloaded"
-        if seconds is not None:
-            _set_expires(request, utc_timestamp(seconds))
         try:
             if seconds is None:  # no deadline: no cancel scope to pay for
-                result = await resolve(request)
+                returned = await resolve(request)
             else:
                 with anyio.move_on_after(seconds) as deadline:
-                    result = await resolve(request)
+                    returned = await resolve(request)
         except Exception:
             logger.exception("elicitation %s: the resolver raised; cancel sent", request.id)
             return cancel, "error"
@@ -356,9 +271,10 @@ def elicitation_callback(
             logger.warning(
                 "elicitation %s: the resolver did not answer within %g s; cancel sent", request.id, seconds
             )
-            return answer_to_elicit_result(Answer(request.id, False, None, "expired")), "timeout"
+            return answer_to_elicit_result(Answer.expire(request)), "timeout"
         try:
-            sent = _result(request, result, validate, apply_defaults, form)
+            given = as_answer(returned, f"the answer to {request.id}")
+            sent = result_for(request, given, form=form, validate=validate, apply_defaults=apply_defaults)
         except AnswerProblemError as err:
             logger.warning(
                 "elicitation %s: the answer does not fit the requested schema (%s); cancel sent",
@@ -371,7 +287,8 @@ def elicitation_callback(
                 "elicitation %s: the resolver's answer cannot be sent (%s); cancel sent", request.id, err
             )
             return cancel, "error"
-        if sent.action == "accept" and sent.content and _answered_fields(result) != len(sent.content):
+        answered = len(given.data) if given.data else 0
+        if sent.action == "accept" and sent.content and answered != len(sent.content):
             return sent, "defaults"
         return sent, None
 
@@ -385,7 +302,7 @@ def elicitation_callback(
             result, outcome = await answer(params, box)
         except Exception as err:  # reading a lazy mapping the resolver returned, ...: never its text
             where = f"elicitation {box[0].id}" if box else "an elicitation"
-            logger.error("%s: answering it raised %s; cancel sent", where, type(err).__name__)
+            logger.error("%s: answering it raised %s; cancel sent", where, type_name(err))
             result, outcome = cancel, "error"
         except BaseException as err:
             if not _stray_cancellation(err):
@@ -399,7 +316,7 @@ def elicitation_callback(
             try:
                 on_result(box[0], result, outcome)
             except Exception as err:
-                logger.error("elicitation %s: on_result raised %s; ignored", box[0].id, type(err).__name__)
+                logger.error("elicitation %s: on_result raised %s; ignored", box[0].id, type_name(err))
         return result
 
     return on_elicitation

@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from pydantic_core import ValidationError
 
-from ._wire import Answer, Request
+from ._wire import Answer, Request, as_answer
 
 __all__ = [
     "ElicitationParams",
@@ -104,34 +104,10 @@ def _js_truthy(value: object) -> bool:
     return True
 
 
-_new_request = object.__new__
-
-
-def _slot_setter(name: str) -> Callable[[Request, object], None]:
-    # A slot's descriptor sets the field of a frozen dataclass without its __setattr__
-    # guard. The mapping builds values already known to be of the right types, so the
-    # checks in __init__ are skipped on this path.
-    setter: Callable[[Request, object], None] = Request.__dict__[name].__set__
-    return setter
-
-
-_set_id = _slot_setter("id")
-_set_kind = _slot_setter("kind")
-_set_prompt = _slot_setter("prompt")
-_set_url = _slot_setter("url")
-_set_data = _slot_setter("data")
-_set_expires = _slot_setter("expiresAt")
-
-
-def _request(kind: str, prompt: str, url: str | None, data: dict[str, Any] | None) -> Request:
-    req = _new_request(Request)
-    _set_id(req, new_request_id())
-    _set_kind(req, kind)
-    _set_prompt(req, prompt)
-    _set_url(req, url)
-    _set_data(req, data)
-    _set_expires(req, None)
-    return req
+def _request(
+    kind: str, prompt: str, url: str | None, data: dict[str, Any] | None, expires_at: str | None
+) -> Request:
+    return Request(new_request_id(), kind, prompt, url, data, expires_at)
 
 
 def _message(value: object) -> str:
@@ -142,7 +118,7 @@ def _message(value: object) -> str:
     raise TypeError(f"elicitation params field 'message' must be a str, not {type(value).__name__}")
 
 
-def elicitation_to_request(params: ElicitationParams) -> Request:
+def elicitation_to_request(params: ElicitationParams, *, expires_at: str | None = None) -> Request:
     """Map the params of an MCP ``elicitation/create`` request onto a §10 [`Request`][toolnexus.Request].
 
     - URL mode (``mode == "url"``): ``kind="authorization"``, ``url`` carried over when it
@@ -150,7 +126,8 @@ def elicitation_to_request(params: ElicitationParams) -> Request:
     - Anything else (form mode): ``kind="input"``, ``data={"schema": requestedSchema}``
       when the schema is present (an empty ``{}`` counts, as in JavaScript), no ``url``.
     - ``message`` becomes ``prompt`` (``""`` when absent); ``id`` is
-      [`new_request_id`][toolnexus.mcp.new_request_id].
+      [`new_request_id`][toolnexus.mcp.new_request_id]; ``expiresAt`` is ``expires_at``
+      (an RFC 3339 timestamp, ``None`` for no deadline: the JS reference sets none).
 
     The schema is carried by reference, unmodified. ``params`` is the SDK's
     ``ElicitRequestFormParams`` or ``ElicitRequestURLParams``, or the wire mapping
@@ -160,14 +137,17 @@ def elicitation_to_request(params: ElicitationParams) -> Request:
     cls = type(params)
     if cls is ElicitRequestFormParams:
         schema = params.requested_schema  # type: ignore[union-attr]
-        return _request("input", params.message, None, {"schema": schema} if _js_truthy(schema) else None)  # type: ignore[union-attr]
+        data = {"schema": schema} if _js_truthy(schema) else None
+        return _request("input", params.message, None, data, expires_at)  # type: ignore[union-attr]
     if cls is ElicitRequestURLParams:
         url = params.url  # type: ignore[union-attr]
-        return _request("authorization", params.message, url or None, None)  # type: ignore[union-attr]
+        return _request("authorization", params.message, url or None, None, expires_at)  # type: ignore[union-attr]
     # A plain dict is checked before the model classes: their metaclass makes isinstance slow.
     if cls is not dict:
         if isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams)):
-            return elicitation_to_request(params.model_dump(by_alias=True, exclude_none=True))
+            return elicitation_to_request(
+                params.model_dump(by_alias=True, exclude_none=True), expires_at=expires_at
+            )
         if not isinstance(params, Mapping):
             raise TypeError(
                 "elicitation_to_request expects ElicitRequestFormParams, ElicitRequestURLParams "
@@ -175,19 +155,19 @@ def elicitation_to_request(params: ElicitationParams) -> Request:
             )
     wire: Mapping[str, Any] = params  # type: ignore[assignment]  # a mapping by now
     mode = wire.get("mode")
-    if mode is not None and type(mode) is not str and not isinstance(mode, str):
+    if mode is not None and not isinstance(mode, str):
         raise TypeError(f"elicitation params field 'mode' must be a str, not {type(mode).__name__}")
     message = wire.get("message")
     prompt = message if type(message) is str else _message(message)
     if mode == "url":
         url = wire.get("url")
         if not _js_truthy(url):
-            return _request("authorization", prompt, None, None)
+            return _request("authorization", prompt, None, None, expires_at)
         if not isinstance(url, str):
             raise TypeError(f"elicitation params field 'url' must be a str, not {type(url).__name__}")
-        return _request("authorization", prompt, url, None)
+        return _request("authorization", prompt, url, None, expires_at)
     schema = wire.get("requestedSchema")
-    return _request("input", prompt, None, {"schema": schema} if _js_truthy(schema) else None)
+    return _request("input", prompt, None, {"schema": schema} if _js_truthy(schema) else None, expires_at)
 
 
 # --- Answer -> ElicitResult ------------------------------------------------------------
@@ -233,12 +213,7 @@ def answer_to_elicit_result(answer: Answer | Mapping[str, Any]) -> ElicitResult:
     raises ``ValueError`` naming the offending key.
     """
     if type(answer) is not Answer:
-        if isinstance(answer, Mapping):
-            answer = Answer.from_dict(answer)
-        elif not isinstance(answer, Answer):
-            raise TypeError(
-                f"answer_to_elicit_result expects an Answer or its wire mapping, not {type(answer).__name__}"
-            )
+        answer = as_answer(answer, "answer_to_elicit_result: answer")
     if answer.ok:
         data = answer.data
         try:

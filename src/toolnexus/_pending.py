@@ -15,9 +15,9 @@ from typing import Any, Final, Literal, TypeAlias
 from mcp_types import ElicitResult, InputRequest
 from pydantic import TypeAdapter, ValidationError
 
-from ._callback import AnswerProblemError
-from ._callback import result_for as _callback_result_for
-from ._wire import Answer, Request, _fields_of
+from ._answering import AnswerLike, as_answer, result_for
+from ._util import type_name as _type_name
+from ._wire import Answer, Request, check_fields
 
 __all__ = [
     "FORMAT_NAME",
@@ -29,7 +29,6 @@ __all__ = [
     "elicit_results",
     "input_request",
     "json_problem",
-    "result_for",
 ]
 
 FORMAT_VERSION: Final = 1
@@ -43,7 +42,6 @@ FORMAT_NAME: Final = "toolnexus.pending"
 Method: TypeAlias = Literal["tools/call", "prompts/get", "resources/read"]
 """The MCP methods a server may answer with ``InputRequiredResult``."""
 
-AnswerLike: TypeAlias = Answer | Mapping[str, Any]
 Answers: TypeAlias = Mapping[str, AnswerLike] | Iterable[AnswerLike]
 """What [`resume`][toolnexus.durable.resume] takes: request id to
 [`Answer`][toolnexus.Answer] (or its wire mapping), or the answers themselves, each by its
@@ -78,10 +76,6 @@ def input_request(wire: Mapping[str, Any]) -> InputRequest:
     if _input_request_adapter is None:
         _input_request_adapter = TypeAdapter(InputRequest)
     return _input_request_adapter.validate_python(wire)
-
-
-def _type_name(value: object) -> str:
-    return type(value).__name__
 
 
 def _short(value: object, limit: int = 60) -> str:
@@ -280,7 +274,7 @@ class Pending:
             raise ValueError(
                 f"Pending.version {_short(version)} is not one this toolnexus reads ({FORMAT_VERSION})"
             )
-        _fields_of("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
+        check_fields("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
         raw_requests = mapping["requests"]
         if not isinstance(raw_requests, list):
             raise ValueError(f"Pending.requests must be a list, not {_type_name(raw_requests)}")
@@ -340,17 +334,6 @@ def _no_repeats(what: str, values: Iterable[str]) -> None:
         raise ValueError(f"{what} repeat: {', '.join(repr(value) for value in dict.fromkeys(repeated))}")
 
 
-def _as_answer(value: object, where: str) -> Answer:
-    if isinstance(value, Answer):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return Answer.from_dict(value)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: {err}") from None
-    raise TypeError(f"{where} must be an Answer or its wire mapping, not {_type_name(value)}")
-
-
 def _answers_by_id(pending: Pending, answers: Answers) -> dict[str, Answer]:
     """Each of ``pending``'s request ids with its answer, or ``ValueError`` naming the ids
     that have none and the ids ``pending`` does not hold."""
@@ -359,7 +342,7 @@ def _answers_by_id(pending: Pending, answers: Answers) -> dict[str, Answer]:
         for key, value in answers.items():
             if not isinstance(key, str):
                 raise TypeError(f"resume: answers keys must be request ids (str), not {_type_name(key)}")
-            given[key] = _as_answer(value, f"resume: answers[{key!r}]")
+            given[key] = as_answer(value, f"resume: answers[{key!r}]")
     elif isinstance(answers, (str, bytes)) or not isinstance(answers, Iterable):
         raise TypeError(
             f"resume: answers must map request ids to answers, or be an iterable of answers, "
@@ -367,7 +350,7 @@ def _answers_by_id(pending: Pending, answers: Answers) -> dict[str, Answer]:
         )
     else:
         for index, value in enumerate(answers):
-            answer = _as_answer(value, f"resume: answers[{index}]")
+            answer = as_answer(value, f"resume: answers[{index}]")
             if answer.id in given:
                 raise ValueError(f"resume: two answers for {answer.id!r}")
             given[answer.id] = answer
@@ -396,16 +379,3 @@ def elicit_results(pending: Pending, answers: Answers) -> dict[str, ElicitResult
         key: result_for(request, given[request.id])
         for key, request in zip(pending.input_keys, pending.requests, strict=True)
     }
-
-
-def result_for(request: Request, answer: Answer) -> ElicitResult:
-    """The ``ElicitResult`` for ``answer``, made as
-    [`elicitation_callback`][toolnexus.mcp.elicitation_callback] makes it (defaults laid in,
-    content validated); a ``ValueError`` that names the request and the fields when it
-    does not fit."""
-    try:
-        return _callback_result_for(request, answer, validate=True, apply_defaults=True)
-    except AnswerProblemError:
-        raise  # names the request and the fields already
-    except ValueError as err:  # data an ElicitResult cannot carry: names the keys
-        raise ValueError(f"the answer to {request.id}: {err}") from None

@@ -38,8 +38,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
+from ._answering import as_answer, result_for
 from ._errors import ToolnexusError
-from ._pending import Pending, result_for
+from ._pending import Pending
 from ._util import utc_timestamp
 from ._wire import Answer
 
@@ -369,11 +370,7 @@ def check_key(key: object) -> str:
 def check_answer(pending: Pending, key: str, answer: Answer | Mapping[str, Any], caller: str) -> Answer:
     """``answer`` as an ``Answer`` that fits a request of ``pending`` (defaults laid in, content
     validated, as ``resume`` will); ``ValueError`` naming the fields otherwise."""
-    if isinstance(answer, Mapping):
-        answer = Answer.from_dict(answer)
-    elif not isinstance(answer, Answer):
-        kind = type(answer).__name__
-        raise TypeError(f"{caller}: answer must be an Answer or its wire mapping, not {kind}")
+    answer = as_answer(answer, f"{caller}: answer")
     request = next((r for r in pending.requests if r.id == answer.id), None)
     if request is None:
         held = ", ".join(r.id for r in pending.requests)

@@ -31,7 +31,6 @@ are imported when a call is made.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -316,9 +315,7 @@ def _park(
     others: dict[str, dict[str, Any]] = {}
     for key, request in requests.items():
         if isinstance(request, ElicitRequest):
-            question = elicitation_to_request(request.params)
-            if expires_at is not None:
-                question = dataclasses.replace(question, expiresAt=expires_at)
+            question = elicitation_to_request(request.params, expires_at=expires_at)
             keys.append(key)
             questions.append(question)
         else:

@@ -17,15 +17,8 @@ transports.
 
 from __future__ import annotations
 
-from ._callback import (
-    MAX_ABANDONED_THREADS,
-    AnswerProblemError,
-    OnResult,
-    Outcome,
-    WaitFor,
-    elicitation_callback,
-    result_for,
-)
+from ._answering import AnswerProblemError, result_for
+from ._callback import MAX_ABANDONED_THREADS, OnResult, Outcome, WaitFor, elicitation_callback
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._url_required import (
     MAX_URL_ELICITATIONS,

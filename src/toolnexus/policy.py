@@ -27,17 +27,18 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ._answering import fill
 from ._rules import Asked, Rule, read_rule
 from ._util import is_async_callable
-from ._wire import Answer, Request
+from ._wire import Answer, AnswerLike, Request
 from .forms import sensitive_fields
 
 if TYPE_CHECKING:
-    from ._callback import AnswerLike, WaitFor
+    from ._callback import WaitFor
 
 __all__ = ["Policy"]
 
-logger = logging.getLogger("toolnexus.policy")
+logger = logging.getLogger(__name__)
 
 RULE_KEYS = ("server", "prompt", "fields", "kind", "url_host", "action", "values", "allow_secrets")
 """Every key a rule may have."""
@@ -182,15 +183,15 @@ class Policy:
                     request.id,
                     rule.index,
                 )
-                return rule.index, Answer(request.id, False, None, "cancelled")
+                return rule.index, Answer.cancel(request)
             if rule.action == "accept" and request.kind == "input":
                 content = _fitted(rule, asked)
                 if content is None:
-                    return rule.index, Answer(request.id, False, None, "cancelled")
+                    return rule.index, Answer.cancel(request)
                 return rule.index, rule.answer(request, content)
             return rule.index, rule.answer(request)
         logger.info("elicitation %s: no rule matches; cancel sent", request.id)
-        return None, Answer(request.id, False, None, "cancelled")
+        return None, Answer.cancel(request)
 
     def __call__(self, request: Request) -> AnswerLike:
         """Answer ``request`` by the first rule that matches it (cancel when none does).
@@ -257,7 +258,7 @@ def _fitted(rule: Rule, asked: Asked) -> dict[str, Any] | None:
             "elicitation %s: rule %d: the form cannot be read; cancel sent", request.id, rule.index
         )
         return None
-    filled = form.with_defaults(rule.values or {})
+    filled = fill(form, rule.values or {})
     problems = form.problems(filled)
     if problems:
         logger.warning(
@@ -267,4 +268,4 @@ def _fitted(rule: Rule, asked: Asked) -> dict[str, Any] | None:
             "; ".join(problems),
         )
         return None
-    return {name: filled[name] for name in form.names if name in filled}
+    return filled
