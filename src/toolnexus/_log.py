@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ._callback import Outcome
 
-__all__ = ["MASK", "TRAFFIC_LOGGER", "LoggedResolver", "log_traffic"]
+__all__ = ["MASK", "TRAFFIC_LOGGER", "LoggedResolver", "answer_wire", "log_traffic"]
 
 MASK = "***"
 """What a masked answer value is written as."""
@@ -48,7 +48,7 @@ def _masked(data: object) -> object:
 _PLAIN_KEYS = frozenset(("id", "ok", "reason"))
 
 
-def _answer_wire(answer: object, values: bool) -> dict[str, Any] | None:
+def answer_wire(answer: object, values: bool) -> dict[str, Any] | None:
     """The answer as a wire object, its data masked unless ``values``; ``None`` if it is none.
 
     A mapping is logged as given, but for its ``data`` and any key that is not a wire field
@@ -103,7 +103,7 @@ class _Writer:
             "id": request.id,
             "seconds": round(time.perf_counter() - started, 6),
         }
-        wire = _answer_wire(answer, values)
+        wire = answer_wire(answer, values)
         if wire is None:
             record["answer"] = None
             record["returned"] = type(answer).__name__

@@ -21,13 +21,11 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._answering import form_of
 from ._wire import Answer, Request
-from .forms import Form, FormError, read_form
+from .forms import Form, FormError
 
-__all__ = ["MATCH_KEYS", "Asked", "Rule", "describe_request", "read_rule"]
-
-MATCH_KEYS = ("server", "prompt", "fields", "kind", "url_host")
-"""The keys that say which requests a rule matches."""
+__all__ = ["Asked", "Rule", "describe_request", "read_rule"]
 
 KINDS = ("input", "authorization")
 
@@ -40,13 +38,12 @@ class Asked:
 
     @cached_property
     def form(self) -> Form | None:
-        """The request's form, read with [`read_form`][toolnexus.forms.read_form]; ``None``
-        when it is not a form or its schema is not one ``read_form`` reads."""
-        request = self.request
-        if request.kind != "input" or request.data is None:
+        """The request's form ([`form_of`][toolnexus._answering.form_of]); ``None`` when it
+        is not a form or its schema is not one the form model reads."""
+        if self.request.kind != "input":
             return None
         try:
-            return read_form(request.data.get("schema"))
+            return form_of(self.request)
         except FormError:
             return None
 
@@ -172,12 +169,12 @@ class Rule:
         for a form), decline or cancel."""
         if self.action == "accept":
             if request.kind == "authorization":
-                return Answer(request.id, True)
+                return Answer.accept(request)
             content = self.values if values is None else values
-            return Answer(request.id, True, {k: _copy(v) for k, v in (content or {}).items()})
+            return Answer.accept(request, {k: _copy(v) for k, v in (content or {}).items()})
         if self.action == "decline":
-            return Answer(request.id, False, None, "declined")
-        return Answer(request.id, False, None, "cancelled")
+            return Answer.decline(request)
+        return Answer.cancel(request)
 
     def describe(self) -> str:
         """The rule as written, for messages."""

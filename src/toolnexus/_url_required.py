@@ -40,7 +40,7 @@ __all__ = [
     "call_tool",
 ]
 
-logger = logging.getLogger("toolnexus")
+logger = logging.getLogger(__name__)
 
 URL_ELICITATION_REQUIRED = -32042
 """The JSON-RPC error code of "URL elicitation required" (MCP 2025-11-25)."""

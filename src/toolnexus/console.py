@@ -29,9 +29,11 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import SplitResult, unquote, urlsplit
 
+from ._answering import form_of
 from ._util import escape_text as _clean
+from ._util import format_number, isatty
 from ._wire import Answer, Request
-from .forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
+from .forms import FORMATS, Field, Form, FormError, sensitive_fields
 
 if TYPE_CHECKING:
     from ._url_required import ElicitationCompletions
@@ -178,23 +180,7 @@ def url_warnings(url: str) -> list[str]:
 def _auto_colour(stream: TextIO) -> bool:
     if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
         return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _fmt_number(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return isatty(stream)
 
 
 def _ordinal(text: str, count: int) -> int | None:
@@ -367,7 +353,7 @@ class ConsoleResolver:
         """Whether ANSI colour is used."""
         self.attempts = attempts
         """How many times a field is asked before the request is cancelled."""
-        self._interactive = _isatty(self._in)
+        self._interactive = isatty(self._in)
         # One question at a time: parallel tool calls may ask at once, from several threads.
         self._turn = threading.Lock()
         # On the process's own terminal, the built-in input() (with line editing when the
@@ -504,7 +490,7 @@ class ConsoleResolver:
             raise TypeError(f"ConsoleResolver expects a Request, not {type(request).__name__}")
         with self._turn:
             if self._quit:
-                return Answer(request.id, False, None, "cancelled")
+                return Answer.cancel(request)
             return self._ask(request)
 
     def _ask(self, request: Request) -> Answer:
@@ -521,19 +507,19 @@ class ConsoleResolver:
             if request.kind == "input":
                 data = self._form(request)
                 self._say(self._style("→ sent", "32"))
-                return Answer(request.id, True, data)
+                return Answer.accept(request, data)
             if request.kind == "authorization":
                 self._url(request)
             else:
                 self._confirm()
             self._say(self._style("→ accepted", "32"))
-            return Answer(request.id, True)
+            return Answer.accept(request)
         except _DeclinedError:
             self._say(self._style("→ declined", "33"))
-            return Answer(request.id, False, None, "declined")
+            return Answer.decline(request)
         except _CancelledError:
             self._say(self._style("→ cancelled", "33"))
-            return Answer(request.id, False, None, "cancelled")
+            return Answer.cancel(request)
 
     def _confirm(self) -> None:
         if not self._yes_no("Accept? [y/N] "):
@@ -623,7 +609,7 @@ class ConsoleResolver:
     # --- form mode -----------------------------------------------------------------------
 
     def _form(self, request: Request) -> dict[str, Any]:
-        form, problem = _read_form(request.data)
+        form, problem = _read_form(request)
         if problem is not None:
             self._warn(f"this form cannot be answered at a terminal: {problem}")
             raise _CancelledError
@@ -723,20 +709,18 @@ class ConsoleResolver:
         raise self._too_many()
 
 
-def _read_form(data: Mapping[str, Any] | None) -> tuple[Form, str | None]:
+def _read_form(request: Request) -> tuple[Form, str | None]:
     """The form, and why the console cannot ask it (``None`` when it can).
 
-    No data at all is a form without fields. A schema that [`read_form`][toolnexus.forms.read_form]
-    refuses cannot be answered here: asking would lead to questions without a valid answer.
+    No data at all is a form without fields. A schema that the form model refuses
+    ([`form_of`][toolnexus._answering.form_of]) cannot be answered here: asking would lead
+    to questions without a valid answer.
     """
-    if not data:
-        return Form(), None
-    if "schema" not in data:
-        return Form(), "the request carries no schema of fields"
     try:
-        return read_form(data["schema"]), None
+        form = form_of(request)
     except FormError as err:
         return Form(), str(err)
+    return (Form() if form is None else form), None
 
 
 def _default_hint(default: Any, *, boolean: bool, secret: bool) -> str:
@@ -772,13 +756,13 @@ def _show(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(_show(v) for v in value)
     if isinstance(value, float):
-        return _fmt_number(value)
+        return format_number(value)
     return str(value)
 
 
 def _bounds(low: object, high: object, unit: str = "") -> str:
-    lo = _fmt_number(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None
-    hi = _fmt_number(high) if isinstance(high, (int, float)) and not isinstance(high, bool) else None
+    lo = format_number(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None
+    hi = format_number(high) if isinstance(high, (int, float)) and not isinstance(high, bool) else None
     if lo is not None and hi is not None:
         return f" from {lo} to {hi}{unit}"
     if lo is not None:

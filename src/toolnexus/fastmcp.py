@@ -32,7 +32,7 @@ from ._callback import WaitFor, elicitation_callback
 
 __all__ = ["ElicitationHandler", "elicitation_handler"]
 
-logger = logging.getLogger("toolnexus")
+logger = logging.getLogger(__name__)
 
 ElicitationHandler: TypeAlias = Callable[[str, Any, ElicitRequestParams, Any], Awaitable[ElicitResult]]
 """What [`elicitation_handler`][toolnexus.fastmcp.elicitation_handler] returns: ``async h(message,

@@ -13,9 +13,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._answering import fill, form_of
 from .._log import MASK
 from .._wire import Answer, Request
-from ..forms import FormError, read_form, sensitive_fields
+from ..forms import FormError, sensitive_fields
 from ..policy import Policy
 from ._output import Output
 
@@ -75,7 +76,7 @@ def answering(
             return answer
         if fallback is not None:
             return fallback(request)
-        answer = Answer(request.id, False, None, "cancelled")
+        answer = Answer.cancel(request)
         _report(output, request, answer, "--accept-defaults, no terminal to ask")
         return answer
 
@@ -85,18 +86,18 @@ def answering(
 def defaults_answer(request: Request) -> Answer | None:
     """Accept with the form's defaults when they make an answer that fits and nothing
     looks secret; ``None`` otherwise (a URL, too)."""
-    if request.kind != "input" or request.data is None:
+    if request.kind != "input":
         return None
     try:
-        form = read_form(request.data.get("schema"))
+        form = form_of(request)
     except FormError:
         return None
-    if sensitive_fields(form):
+    if form is None or sensitive_fields(form):
         return None
-    content = form.with_defaults({})
+    content = fill(form, {})
     if form.problems(content):
         return None
-    return Answer(request.id, True, {name: content[name] for name in form.names if name in content})
+    return Answer.accept(request, content)
 
 
 def _report(output: Output, request: Request, answer: Answer, source: str) -> None:

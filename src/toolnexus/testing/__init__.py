@@ -25,11 +25,12 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._answering import form_of
 from .._mapping import elicitation_to_request
 from .._rules import Asked, Rule, describe_request, read_rule
 from .._util import is_async_callable
 from .._wire import Answer, Request
-from ..forms import FormError, read_form
+from ..forms import FormError
 
 if TYPE_CHECKING:
     from mcp_types import ElicitResult
@@ -188,7 +189,7 @@ class _Recorder:
                 self.failures.append(failure)
                 if self.strict:
                     raise
-                return Answer(request.id, False, None, "cancelled")
+                return Answer.cancel(request)
 
     async def acall(self, request: Request) -> Answer:
         """The same as calling it, as an ``async def`` resolver: ``elicitation_callback(resolver.acall)``."""
@@ -294,10 +295,12 @@ def _shape(request: Request) -> tuple[Any, ...]:
     fields (name, type, whether required) or the URL's host."""
     if request.kind == "authorization":
         return (request.kind, request.prompt, Asked(request).host)
-    schema = request.data.get("schema") if request.data else None
     try:
-        form = read_form(schema)
-    except FormError:  # compared as it is
+        form = form_of(request)
+    except FormError:
+        form = None
+    if form is None:  # no form, or one the form model refuses: its schema compared as it is
+        schema = request.data.get("schema") if request.data else None
         return (request.kind, request.prompt, json.dumps(schema, sort_keys=True, default=repr))
     return (request.kind, request.prompt, tuple((f.name, f.type, f.required) for f in form.fields))
 
@@ -416,7 +419,7 @@ def _read_log(path: Path) -> list[tuple[Request, Answer]]:
                     recorded = Answer.from_dict(wire)
                     answers[key] = Answer(key, recorded.ok, recorded.data, recorded.reason)
                 else:  # the resolver raised or returned no answer: the server got cancel
-                    answers[key] = Answer(key, False, None, "cancelled")
+                    answers[key] = Answer.cancel(key)
             except (KeyError, TypeError) as err:
                 raise ValueError(f"{where}: a malformed {event['event']} event ({err})") from None
     ordered = sorted(requests.values(), key=lambda item: item[0])
@@ -497,7 +500,7 @@ def _catching(resolver: WaitFor, caught: list[AssertionError]) -> WaitFor:
                 return await resolver(request)  # type: ignore[misc]
             except AssertionError as failure:
                 caught.append(failure)
-                return Answer(request.id, False, None, "cancelled")
+                return Answer.cancel(request)
 
         return catching_async
 
@@ -506,6 +509,6 @@ def _catching(resolver: WaitFor, caught: list[AssertionError]) -> WaitFor:
             return resolver(request)
         except AssertionError as failure:
             caught.append(failure)
-            return Answer(request.id, False, None, "cancelled")
+            return Answer.cancel(request)
 
     return catching
