@@ -23,12 +23,7 @@ SRC = ROOT / "src"
 TESTS = ROOT / "tests"
 
 # (importer, owner, name): uses of another module's private name that are being removed now.
-PRIVATE_NAMES_ALLOWED: dict[tuple[str, str, str], str] = {
-    # core: expiresAt passed to Request's constructor, never set afterwards (issue 15)
-    ("toolnexus._callback", "toolnexus._mapping", "_set_expires"): "core",
-    # core/queue: one home for the wire-key check
-    ("toolnexus._pending", "toolnexus._wire", "_fields_of"): "core",
-}
+PRIVATE_NAMES_ALLOWED: dict[tuple[str, str, str], str] = {}
 
 # Import cycles (as sorted tuples of the modules in them) being removed now.
 CYCLES_ALLOWED: dict[tuple[str, ...], str] = {}

@@ -26,15 +26,15 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp_types import ElicitRequest, ElicitRequestURLParams, ElicitResult, InputRequiredResult
-from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
+
+from ._protocol import asks_between_rounds
 
 __all__ = ["DEFAULT_SIGN_IN_URL", "build_server", "main"]
 
 DEFAULT_SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"
 """Where ``sign_in`` sends the user unless its ``url`` argument says otherwise."""
 
-_INPUT_REQUIRED_VERSION = "2026-07-28"
 _SIGN_IN_KEY = "sign_in"
 
 
@@ -84,7 +84,7 @@ def build_server() -> MCPServer:
         """Ask the user to sign in on a web page (a URL-mode elicitation)."""
         message = "Sign in to the demo service to authorize deploys"
         version = ctx.protocol_version
-        if version is None or not is_version_at_least(version, _INPUT_REQUIRED_VERSION):
+        if not asks_between_rounds(version):
             outcome = await ctx.elicit_url(message, url, uuid.uuid4().hex)
             action = outcome.action
         else:

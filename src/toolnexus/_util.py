@@ -1,6 +1,6 @@
 """Small helpers shared by every layer, one definition each: escaping, type names, terminal
-checks, number formatting, deadlines, the protocol-version check. Standard library only
-(``asks_between_rounds`` imports the SDK's ``mcp_types.version`` when called)."""
+checks, number formatting, deadlines. Standard library only, and no other toolnexus module:
+the wire values use it too."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import unicodedata
 from typing import Any, TextIO
 
 __all__ = [
-    "INPUT_REQUIRED_VERSION",
     "UNSAFE_CATEGORIES",
-    "asks_between_rounds",
     "check_seconds",
     "escape_text",
     "format_number",
@@ -22,10 +20,6 @@ __all__ = [
     "type_name",
     "utc_timestamp",
 ]
-
-INPUT_REQUIRED_VERSION = "2026-07-28"
-"""The first MCP protocol version whose servers ask by returning ``InputRequiredResult``
-(multi round-trip requests, SEP-2322) instead of asking in the middle of the call."""
 
 # Control characters (terminal escapes), format characters (bidi overrides, zero-width
 # marks) and the Unicode line and paragraph separators: what a server's text may use to
@@ -111,18 +105,3 @@ def format_number(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def asks_between_rounds(version: object) -> bool:
-    """Whether a connection on protocol ``version`` has its server ask between rounds
-    (``InputRequiredResult``, [`INPUT_REQUIRED_VERSION`][toolnexus.durable.INPUT_REQUIRED_VERSION]
-    and later) rather than in the middle of the call. ``False`` for a version that cannot
-    be compared (``None``, a malformed string)."""
-    from mcp_types.version import is_version_at_least
-
-    if not isinstance(version, str):
-        return False
-    try:
-        return is_version_at_least(version, INPUT_REQUIRED_VERSION)
-    except Exception:  # a version the SDK cannot compare
-        return False

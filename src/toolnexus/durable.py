@@ -47,7 +47,6 @@ from mcp_types import (
     InputResponse,
     ReadResourceResult,
 )
-from mcp_types.version import is_version_at_least
 
 from ._errors import ToolnexusError
 from ._mapping import elicitation_to_request
@@ -61,6 +60,7 @@ from ._pending import (
     input_request,
 )
 from ._postgres import CHANNEL, PostgresStore
+from ._protocol import INPUT_REQUIRED_VERSION, LegacyProtocolError, asks_between_rounds
 from ._store import (
     ANY_SERVER,
     DEFAULT_RETENTION,
@@ -103,6 +103,7 @@ __all__ = [
     "Event",
     "EventHook",
     "LeaseLostError",
+    "LegacyProtocolError",
     "Outcome",
     "Pending",
     "PostgresStore",
@@ -125,8 +126,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-INPUT_REQUIRED_VERSION: Final = "2026-07-28"
-"""The first MCP protocol version in which a server asks through ``InputRequiredResult``."""
 
 Result: TypeAlias = CallToolResult | GetPromptResult | ReadResourceResult
 """What a finished call gives: the result of the method that was parked."""
@@ -174,8 +173,8 @@ class _Call:
 
 def _check_era(client: Client, caller: str) -> None:
     version = client.protocol_version
-    if not is_version_at_least(version, INPUT_REQUIRED_VERSION):
-        raise RuntimeError(
+    if not asks_between_rounds(version):
+        raise LegacyProtocolError(
             f"toolnexus.durable.{caller}: this connection negotiated MCP protocol {version}, older than "
             f"{INPUT_REQUIRED_VERSION}: its server asks in the middle of the call, which cannot be parked. "
             "Use toolnexus.mcp.elicitation_callback for such servers."

@@ -406,12 +406,9 @@ async def server_name(client: Client) -> str | None:
 
 def is_modern(client: Client) -> bool:
     """Whether the connection speaks 2026-07-28 or later (no request stays open between rounds)."""
-    from mcp_types.version import is_version_at_least
+    from .._protocol import asks_between_rounds
 
-    try:
-        return is_version_at_least(client.protocol_version, "2026-07-28")
-    except Exception:  # a version the SDK cannot compare
-        return False
+    return asks_between_rounds(client.protocol_version)
 
 
 async def _probe_while_asking(client: Client, asking: threading.Event, watch: _Watch) -> None:

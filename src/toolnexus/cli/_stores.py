@@ -73,12 +73,10 @@ def report_parked(output: Output, store: SqliteStore, pending: Pending, how: str
 
 def check_era(client: Client, option: str, hint: str) -> None:
     """A usage error when the connection's protocol cannot park a call (before 2026-07-28)."""
-    from mcp_types.version import is_version_at_least
-
-    from ..durable import INPUT_REQUIRED_VERSION
+    from .._protocol import INPUT_REQUIRED_VERSION, asks_between_rounds
 
     version = client.protocol_version
-    if not is_version_at_least(version, INPUT_REQUIRED_VERSION):
+    if not asks_between_rounds(version):
         raise CliError(
             EXIT_USAGE,
             f"{option}: the server speaks MCP {version}, where a call cannot be parked (only "

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._answering import form_of
+from .._errors import ToolnexusError
 from .._mapping import elicitation_to_request
 from .._rules import Asked, Rule, describe_request, read_rule
 from .._util import is_async_callable
@@ -42,6 +43,7 @@ __all__ = [
     "ERAS",
     "ReplayResolver",
     "ScriptedResolver",
+    "ServerQuestionError",
     "elicit_through_server",
     "form_request",
     "url_request",
@@ -52,6 +54,13 @@ ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
 """The protocol eras [`elicit_through_server`][toolnexus.testing.elicit_through_server] speaks:
 ``"2025-11-25"`` (the initialize handshake; the server sends ``elicitation/create`` mid-call)
 and ``"2026-07-28"`` (the question rides an ``InputRequiredResult`` and the call is retried)."""
+
+
+class ServerQuestionError(ToolnexusError, RuntimeError):
+    """[`elicit_through_server`][toolnexus.testing.elicit_through_server]'s server could not
+    ask its question (its tool failed, or the client negotiated another era). A
+    ``RuntimeError``, as it has always been."""
+
 
 _STEP_KEYS = ("prompt", "fields", "kind", "url_host", "action", "values")
 _STEP_ACTIONS = ("accept", "decline", "cancel")
@@ -485,6 +494,8 @@ async def elicit_through_server(
     result = await run_elicitation(wrapped, rendered, url, message, era, options)
     if caught:
         raise caught[0]
+    if isinstance(result, str):
+        raise ServerQuestionError(result)
     return result
 
 

@@ -33,8 +33,11 @@ async def run_elicitation(
     message: str,
     era: str,
     options: dict[str, Any],
-) -> ElicitResult:
-    """Connect a client wired to ``resolver`` to a fresh server in ``era``; call its one tool."""
+) -> ElicitResult | str:
+    """Connect a client wired to ``resolver`` to a fresh server in ``era``; call its one tool.
+
+    Returns the ``ElicitResult`` the server received, or what went wrong, for the caller to raise.
+    """
     params: ElicitRequestFormParams | ElicitRequestURLParams
     if schema is not None:
         params = ElicitRequestFormParams(message=message, requested_schema=schema)
@@ -65,9 +68,9 @@ async def run_elicitation(
     mode = "legacy" if era == "2025-11-25" else era
     async with Client(server, elicitation_callback=callback, mode=mode) as client:
         if client.protocol_version != era:  # pragma: no cover - the SDK changed its negotiation
-            raise RuntimeError(f"the client negotiated {client.protocol_version}, not {era}")
+            return f"the client negotiated {client.protocol_version}, not {era}"
         result = await client.call_tool("ask", {})
     if result.is_error or len(received) != 1:
         text = " ".join(getattr(item, "text", "") for item in result.content)
-        raise RuntimeError(f"the test server's question failed: {json.dumps(text)}")
+        return f"the test server's question failed: {json.dumps(text)}"
     return received[0]
