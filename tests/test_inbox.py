@@ -374,3 +374,12 @@ def test_a_call_the_host_expired_refuses_answers(store: SqliteStore) -> None:
     assert refused.status_code == 409
     assert "no longer waits" in refused.text
     assert store.answers(key) == {}
+
+
+def test_an_oversized_post_is_refused_unread(store: SqliteStore) -> None:
+    key = parked(store, "sign_in", {"tag": "big"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    assert client.post(action, data={"csrf": csrf, "f0": "x" * 1_100_000}).status_code == 413
+    assert client.post(action, data={"csrf": csrf, **{f"x{n}": "1" for n in range(3000)}}).status_code == 413
+    assert store.answers(key) == {}

@@ -1,6 +1,6 @@
 """The inbox in a real browser: Debian's Chromium driven by Playwright, against the inbox
-served by uvicorn, with calls parked from a real ``MCPServer`` (tests/servers/inbox_server.py)
-and resumed through another instance of it.
+served by uvicorn, with calls parked from a real ``MCPServer`` over streamable HTTP
+(tests/servers/inbox_server.py, in a process of its own) and resumed through it.
 
 Screenshots of the pages are taken on the way; with ``TOOLNEXUS_SCREENSHOTS=DIR`` they are
 kept in DIR (``docs/images`` for the docs: ``TOOLNEXUS_SCREENSHOTS=docs/images pytest
@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +31,8 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect
 from servers.inbox_server import park, resume
 from support.axe import ensure_axe
 from support.browser import browser
+from support.http_process import http_server_process
+from support.processes import TESTS_DIR
 from toolnexus import inbox
 from toolnexus.durable import SqliteStore
 
@@ -42,20 +45,35 @@ TOKEN = "browser-test-token-0123456789"
 class Inbox:
     url: str
     store: SqliteStore
+    server: str
+    """The MCP server's streamable HTTP address."""
 
     # Playwright's sync API holds an event loop in this thread: the MCP client runs in another.
 
     def park(self, tool: str, arguments: dict[str, Any] | None = None) -> str:
         with ThreadPoolExecutor(1) as pool:
-            return pool.submit(anyio.run, lambda: park(self.store, tool, arguments, expires_in=3600)).result()
+            return pool.submit(
+                anyio.run, lambda: park(self.store, tool, arguments, url=self.server, expires_in=3600)
+            ).result()
 
     def resume(self, key: str) -> dict[str, Any]:
         with ThreadPoolExecutor(1) as pool:
-            return pool.submit(anyio.run, resume, self.store, key).result()
+            return pool.submit(anyio.run, lambda: resume(self.store, key, url=self.server)).result()
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inbox]:
+def mcp_server() -> Iterator[str]:
+    """The tests' MCP server over streamable HTTP, in a process of its own."""
+    with http_server_process(
+        lambda fd: [sys.executable, "-m", "servers.inbox_server", "http", "--fd", str(fd)],
+        cwd=TESTS_DIR,
+        health_path="/health",
+    ) as base:
+        yield base + "/mcp"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, mcp_server: str) -> Iterator[Inbox]:
     """The inbox for a fresh store, served by uvicorn on 127.0.0.1 in a thread of this process."""
     store = SqliteStore(tmp_path_factory.mktemp("inbox") / "pending.db")
     sock = socket.socket()
@@ -73,7 +91,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Inbox]:
         assert time.monotonic() < deadline, "the inbox did not start"
         time.sleep(0.02)
     try:
-        yield Inbox(f"http://127.0.0.1:{port}", store)
+        yield Inbox(f"http://127.0.0.1:{port}", store, mcp_server)
     finally:
         server.should_exit = True
         thread.join(timeout=10)

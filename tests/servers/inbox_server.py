@@ -169,30 +169,64 @@ KEY = bytes(range(32))
 """The request-state key of the tests' instances: a call parked through one resumes through another."""
 
 
-async def park(store: Any, tool: str, arguments: dict[str, Any] | None = None, **options: Any) -> str:
-    """Call ``tool`` on a fresh in-process server, park what it asks in ``store``; its key."""
+def _target(url: str | None) -> Any:
+    """The server to connect to: the one at ``url`` (streamable HTTP), or a fresh one in process."""
+    return url if url is not None else build_server(KEY)
+
+
+async def park(
+    store: Any, tool: str, arguments: dict[str, Any] | None = None, *, url: str | None = None, **options: Any
+) -> str:
+    """Call ``tool`` (on the server at ``url``, or on a fresh in-process one), park what it
+    asks in ``store``; its key."""
     from mcp import Client
 
     from toolnexus import durable
 
-    async with Client(build_server(KEY), elicitation_callback=durable.park_only) as client:
+    async with Client(_target(url), elicitation_callback=durable.park_only) as client:
         outcome = await durable.call_tool(client, tool, arguments or {}, **options)
     assert isinstance(outcome, durable.Pending), outcome
     key: str = store.put(outcome)
     return key
 
 
-async def resume(store: Any, key: str) -> dict[str, Any]:
-    """Resume the call parked under ``key`` with its recorded answers; the tool's JSON result."""
+async def resume(store: Any, key: str, *, url: str | None = None) -> dict[str, Any]:
+    """Resume the call parked under ``key`` with its recorded answers (through the server at
+    ``url``, or a fresh in-process one); the tool's JSON result."""
     from mcp import Client
     from mcp_types import CallToolResult, TextContent
 
     from toolnexus import durable
 
-    async with Client(build_server(KEY), elicitation_callback=durable.park_only) as client:
+    async with Client(_target(url), elicitation_callback=durable.park_only) as client:
         result = await durable.resume(client, store.get(key), store.answers(key))
     assert isinstance(result, CallToolResult), result
     (content,) = result.content
     assert isinstance(content, TextContent)
     parsed: dict[str, Any] = json.loads(content.text)
     return parsed
+
+
+def _serve_http(fd: int) -> None:
+    import socket
+
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+
+    async def health(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    app = build_server(KEY).streamable_http_app()
+    app.add_route("/health", health, methods=["GET"])
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+
+
+if __name__ == "__main__":  # python -m servers.inbox_server http --fd N
+    import argparse
+
+    parser = argparse.ArgumentParser(description="the inbox tests' server over streamable HTTP")
+    parser.add_argument("transport", choices=["http"])
+    parser.add_argument("--fd", type=int, required=True, help="a listening TCP socket's file descriptor")
+    _serve_http(parser.parse_args().fd)

@@ -11,7 +11,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Final
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 import anyio.to_thread
 import jinja2
@@ -33,6 +33,7 @@ logger = logging.getLogger("toolnexus.inbox")
 SCAN_PAGES: Final = 10
 """With a status filter, at most this many store pages are read for one page of the list."""
 _MAX_FORM_BYTES: Final = 1_000_000
+_MAX_FIELDS: Final = 2000
 
 
 def _now() -> _dt.datetime:
@@ -221,16 +222,21 @@ class _Inbox:
     async def answer(self, request: HttpRequest) -> Response:
         key = request.path_params["key"]
         request_id = request.path_params["request_id"]
-        if int(request.headers.get("content-length") or 0) > _MAX_FORM_BYTES:
-            return await anyio.to_thread.run_sync(
-                lambda: self.message(request, 413, "Too large", "That answer is too large to read.")
+        body = bytearray()
+        async for chunk in request.stream():  # bounded, whatever the Content-Length says
+            body += chunk
+            if len(body) > _MAX_FORM_BYTES:
+                return await anyio.to_thread.run_sync(
+                    lambda: self.message(request, 413, "Too large", "That answer is too large to read.")
+                )
+        try:  # the forms of these pages post application/x-www-form-urlencoded
+            values = parse_qs(
+                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=_MAX_FIELDS
             )
-        form = await request.form(max_files=0, max_fields=2000)
-        values: dict[str, list[str]] = {}
-        for name, value in form.multi_items():
-            if isinstance(value, str):
-                values.setdefault(name, []).append(value)
-        await form.close()
+        except ValueError:
+            return await anyio.to_thread.run_sync(
+                lambda: self.message(request, 413, "Too large", "That answer has too many fields.")
+            )
         return await anyio.to_thread.run_sync(lambda: self._answer(request, key, request_id, values))
 
     def _check_csrf(self, request: HttpRequest, values: dict[str, list[str]]) -> bool:
