@@ -29,6 +29,7 @@ here, by three rules, so a new test in one of these places is marked without a w
 TRANSPORTS = ["inprocess", "stdio", "http"]
 E2E_MODULES = {
     "test_cli_edges.py",
+    "test_cli_failures.py",
     "test_cli_terminal.py",
     "test_conformance.py",
     "test_docs_examples.py",

@@ -26,12 +26,20 @@ Tools:
 - ``env(name)``: ``repr`` of an environment variable in the server process (no structured
   content).
 - ``to_stderr(text)``: writes ``text`` to the server's stderr and returns ``"written"``.
+- ``slow_ask(delay, mark)``: creates the file ``mark``, waits ``delay`` seconds, then asks a
+  name as ``ask_new_way`` does (a server killed during the wait dies before its question).
+- ``die_on_answer()``: asks a name as ``ask_new_way`` does; the answer kills the process
+  before the tool returns (a server that dies while the answer is sent).
+- ``plain_hostile()``: returns the hostile text, nothing else (either era, no log).
+- ``hostile_after_asking()``: asks a name, then returns the hostile text and the name.
+- ``big(lines)``: ``lines`` numbered lines of text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import threading
 import warnings
@@ -101,6 +109,13 @@ def _ask_name() -> Elicit[Name]:
     return Elicit("What is your name?", Name)
 
 
+async def _ask_name_later(delay: float, mark: str) -> Elicit[Name]:
+    with open(mark, "w"):  # the call has reached the server
+        pass
+    await asyncio.sleep(delay)
+    return Elicit("What is your name?", Name)
+
+
 def build_server(name: str = "edge-server") -> MCPServer:
     server = MCPServer(name)
     site = _SignInSite()
@@ -143,6 +158,34 @@ def build_server(name: str = "edge-server") -> MCPServer:
             warnings.simplefilter("ignore")
             await ctx.warning(f"log: {HOSTILE}")
         return f"result: {HOSTILE}"
+
+    @server.tool()
+    async def slow_ask(
+        delay: float, mark: str, answer: Annotated[ElicitationResult[Name], Resolve(_ask_name_later)]
+    ) -> str:
+        """Waits, then asks (the wait is in the question's resolver, before it is sent)."""
+        return f"{answer.action}: {answer.data.name if answer.action == 'accept' else ''}"
+
+    @server.tool()
+    async def die_on_answer(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
+        """Asks; dies on the answer, before returning."""
+        os.kill(os.getpid(), signal.SIGKILL)
+        return "never"
+
+    @server.tool()
+    async def plain_hostile() -> str:
+        """Text full of terminal escapes, and nothing else."""
+        return f"result: {HOSTILE}"
+
+    @server.tool()
+    async def hostile_after_asking(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
+        """Asks, then returns text full of terminal escapes."""
+        return f"result: {HOSTILE} {answer.action}"
+
+    @server.tool()
+    async def big(lines: int) -> str:
+        """Many lines of text."""
+        return "\n".join(f"line {n}" for n in range(1, lines + 1))
 
     @server.tool()
     async def hostile_error() -> str:
