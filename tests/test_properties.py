@@ -60,31 +60,46 @@ answers = wire_mapping(
 )
 
 
-@given(elicit_params)
-@settings(max_examples=400)
-def test_any_params_mapping_maps_or_raises_type_or_value_error(params: dict[str, Any]) -> None:
-    try:
-        req = elicitation_to_request(params)
-    except (TypeError, ValueError):
-        return
-    assert req.kind == ("authorization" if params.get("mode") == "url" else "input")
-    assert isinstance(req.prompt, str)
-    assert Request.from_dict(req.to_dict()) == req
+def test_any_params_mapping_maps_or_raises_type_or_value_error() -> None:
+    mapped = 0
+
+    @given(elicit_params)
+    @settings(max_examples=400)
+    def check(params: dict[str, Any]) -> None:
+        nonlocal mapped
+        try:
+            req = elicitation_to_request(params)
+        except (TypeError, ValueError):
+            return
+        assert req.kind == ("authorization" if params.get("mode") == "url" else "input")
+        assert isinstance(req.prompt, str)
+        assert Request.from_dict(req.to_dict()) == req
+        mapped += 1
+
+    check()
+    assert mapped > 0, "no example mapped: the test checked the errors alone"
 
 
-@given(answers)
-@settings(max_examples=400)
-def test_any_answer_mapping_maps_or_raises_type_or_value_error(answer: dict[str, Any]) -> None:
-    try:
-        result = answer_to_elicit_result(answer)
-    except (TypeError, ValueError):
-        return
-    if answer["ok"]:
-        assert result.action == "accept"
-        assert result.content == (answer.get("data") or {})
-    else:
-        assert result.action == ("decline" if answer.get("reason") == "declined" else "cancel")
-        assert result.content is None
+def test_any_answer_mapping_maps_or_raises_type_or_value_error() -> None:
+    mapped = {True: 0, False: 0}
+
+    @given(answers)
+    @settings(max_examples=400)
+    def check(answer: dict[str, Any]) -> None:
+        try:
+            result = answer_to_elicit_result(answer)
+        except (TypeError, ValueError):
+            return
+        if answer["ok"]:
+            assert result.action == "accept"
+            assert result.content == (answer.get("data") or {})
+        else:
+            assert result.action == ("decline" if answer.get("reason") == "declined" else "cancel")
+            assert result.content is None
+        mapped[bool(answer["ok"])] += 1
+
+    check()
+    assert all(mapped.values()), f"not every outcome mapped (accepted, refused): {mapped}"
 
 
 optional_text = st.none() | st.text()
