@@ -145,7 +145,7 @@ def runs(
 def test_url_elicitation_by_error_completion_stops_the_wait(tmp_path: Path) -> None:
     """At a terminal: the user consents, the browser loads the URL, the server says it is
     complete; the console stops waiting for Enter by itself, and the call is retried once."""
-    from test_cli_terminal import ANSI, Terminal
+    from support.terminal import ANSI, Terminal
 
     argv = [TOOLNEXUS, "call", "--stdio", EDGE, "needs_sign_in", '{"tag": "t"}', "--protocol", "legacy"]
     env = dict(environment(tmp_path), TERM="xterm-256color", FETCH_DELAY="1")

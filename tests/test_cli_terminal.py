@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -18,90 +17,11 @@ from pathlib import Path
 import pytest
 
 from support.environment import environment
+from support.terminal import ANSI, Terminal, children, default_sigint
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"
-
-
-def default_sigint() -> None:
-    """In the child, before exec: Ctrl-C interrupts, as at a terminal. A test run started where
-    SIGINT is ignored (a background job of a non-interactive shell) would hand that on, and
-    Python leaves an inherited ``SIG_IGN`` in place."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-class Terminal:
-    """A process on the slave side of a pty; this side reads its screen output and types."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        import pty
-
-        self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env=env,
-            cwd=cwd,
-            preexec_fn=self._controlling_terminal,
-        )
-        os.close(slave)
-        self.raw = b""
-        self.cursor = 0  # where the previous wait_for matched, in the screen without colour codes
-
-    @staticmethod
-    def _controlling_terminal() -> None:
-        import fcntl
-        import termios
-
-        default_sigint()
-        os.setsid()
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-    @property
-    def screen(self) -> str:
-        """Everything shown so far, as text (colour codes kept)."""
-        return self.raw.decode("utf-8", errors="replace")
-
-    def _read_some(self, wait: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], wait)
-        if not ready:
-            return True
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:  # the other side closed: the process is gone
-            return False
-        self.raw += chunk
-        return bool(chunk)
-
-    def wait_for(self, text: str) -> None:
-        """Read until ``text`` (colour codes ignored) appears after the previous match."""
-        for _ in range(600):  # a generous limit against a hang, never a speed check
-            found = ANSI.sub("", self.screen).find(text, self.cursor)
-            if found != -1:
-                self.cursor = found + len(text)
-                return
-            if not self._read_some(0.1) and self.proc.poll() is not None:
-                break
-        pytest.fail(f"{text!r} never appeared; the screen ends with:\n{ANSI.sub('', self.screen)[-1500:]}")
-
-    def type(self, keys: bytes) -> None:
-        os.write(self.master, keys)
-
-    def finish(self) -> int:
-        code = self.proc.wait(timeout=60)
-        while self._read_some(0.05):
-            pass
-        os.close(self.master)
-        return code
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
 
 
 def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
@@ -112,7 +32,6 @@ def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
         term.wait_for("environment: ")
         term.type(b"2\r")
         term.wait_for("replicas: ")
-        time.sleep(0.5)  # let it settle into its read, as a person would take a moment
         term.type(b"\x03")
         term.wait_for("Result: Deploy cancelled: nothing was deployed.")
         # A URL: shown in full, its host highlighted in colour; y opens it.
@@ -142,13 +61,6 @@ def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
     assert "username: ada\r\n" in screen  # an ordinary answer is echoed by the terminal
     assert "hunter2" not in screen
     assert "Password: ***" in screen
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
-    return found
 
 
 @pytest.mark.skipif(
@@ -192,13 +104,11 @@ def test_a_second_ctrl_c_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
     try:
         # The first Ctrl-C cancels the question, and says how to quit.
         term.wait_for("environment: ")
-        time.sleep(0.5)  # let it settle into its read, as a person would take a moment
         term.type(b"\x03")
         term.wait_for("(press Ctrl-C again within 5 s to quit)")
         term.wait_for("Result: Deploy cancelled: nothing was deployed.")
         # The second, at the next question, stops the whole command.
         term.wait_for("Open this URL in your browser? [y/N] ")
-        time.sleep(0.5)
         term.type(b"\x03")
         code = term.finish()
     finally:
@@ -230,24 +140,15 @@ def test_ctrl_d_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
 def test_stdout_to_a_file_keeps_the_questions_on_the_terminal(tmp_path: Path) -> None:
     """``toolnexus call ... > out.txt`` at a terminal: the questions are on the terminal
     (``/dev/tty``), the file holds the result alone."""
-    import pty
-
-    master, slave = pty.openpty()
     result_file = tmp_path / "out.txt"
     demo = f"{sys.executable} -m toolnexus._demo_server"
     with result_file.open("w") as out:
-        proc = subprocess.Popen(
+        term = Terminal(
             [sys.executable, "-m", "toolnexus", "call", "--stdio", demo, "deploy"],
-            stdin=slave,
+            dict(os.environ, TERM="xterm-256color"),
+            tmp_path,
             stdout=out,
-            stderr=slave,
-            env=dict(os.environ, TERM="xterm-256color"),
-            cwd=tmp_path,
-            preexec_fn=Terminal._controlling_terminal,
         )
-    os.close(slave)
-    term = Terminal.__new__(Terminal)
-    term.master, term.proc, term.raw, term.cursor = master, proc, b"", 0
     try:
         term.wait_for("environment: ")
         term.type(b"production\r")
@@ -320,7 +221,6 @@ def test_a_question_at_the_terminal_is_withdrawn_when_the_server_dies(tmp_path: 
     term = Terminal([*argv, "--protocol", "legacy"], dict(os.environ, TERM="xterm-256color"), tmp_path)
     try:
         term.wait_for("name: ")
-        time.sleep(0.5)  # let it settle into its read
         servers = children(term.proc.pid)
         assert len(servers) == 1
         os.kill(servers[0], signal.SIGKILL)

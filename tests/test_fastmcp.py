@@ -355,7 +355,7 @@ asyncio.run(main())
 def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path) -> None:
     import os
 
-    from test_cli_terminal import ANSI, Terminal
+    from support.terminal import ANSI, Terminal
 
     env = dict(os.environ, TERM="dumb")
     term = Terminal([sys.executable, "-c", AT_A_TERMINAL.format(tests=str(TESTS_DIR))], env, tmp_path)

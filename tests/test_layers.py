@@ -29,11 +29,7 @@ PRIVATE_NAMES_ALLOWED: dict[tuple[str, str, str], str] = {}
 CYCLES_ALLOWED: dict[tuple[str, ...], str] = {}
 
 # (importer, imported) test modules.
-TEST_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {
-    # cli: the terminal harness moves to tests/support/
-    ("test_cli_edges", "test_cli_terminal"): "cli",
-    ("test_fastmcp", "test_cli_terminal"): "cli",
-}
+TEST_IMPORTS_ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,123 @@
+"""The terminal harness: a command run on the slave side of a pseudo-terminal, its screen read
+and keys typed from this side, and the child processes it started (its servers).
+
+The command has the pty as its controlling terminal, so Ctrl-C is a real SIGINT from the
+terminal driver. A test waits for the prompt it answers (:meth:`Terminal.wait_for`) before it
+types, never a fixed time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+__all__ = ["ANSI", "Terminal", "children", "default_sigint"]
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+"""A colour code, as the console writes them."""
+
+
+def default_sigint() -> None:
+    """In the child, before exec: Ctrl-C interrupts, as at a terminal. A test run started where
+    SIGINT is ignored (a background job of a non-interactive shell) would hand that on, and
+    Python leaves an inherited ``SIG_IGN`` in place."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def children(pid: int) -> list[int]:
+    """The process ids of ``pid``'s children (from ``/proc``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+class Terminal:
+    """A process on the slave side of a pty; this side reads its screen output and types.
+
+    ``stdout`` may be given (a file, a pipe) to keep the command's stdout off the terminal;
+    its stdin and stderr are the terminal."""
+
+    def __init__(
+        self, argv: list[str], env: dict[str, str], cwd: Path, *, stdout: IO[Any] | None = None
+    ) -> None:
+        import pty
+
+        self.master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave if stdout is None else stdout,
+            stderr=slave,
+            env=env,
+            cwd=cwd,
+            preexec_fn=self.controlling_terminal,
+        )
+        os.close(slave)
+        self.raw = b""
+        self.cursor = 0  # where the previous wait_for matched, in the screen without colour codes
+
+    @staticmethod
+    def controlling_terminal() -> None:
+        """In the child: a session of its own whose controlling terminal is its stdin."""
+        import fcntl
+        import termios
+
+        default_sigint()
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    @property
+    def screen(self) -> str:
+        """Everything shown so far, as text (colour codes kept)."""
+        return self.raw.decode("utf-8", errors="replace")
+
+    @property
+    def plain(self) -> str:
+        """Everything shown so far, without colour codes."""
+        return ANSI.sub("", self.screen)
+
+    def _read_some(self, wait: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # the other side closed: the process is gone
+            return False
+        self.raw += chunk
+        return bool(chunk)
+
+    def wait_for(self, text: str) -> None:
+        """Read until ``text`` (colour codes ignored) appears after the previous match."""
+        for _ in range(1200):  # a generous limit against a hang, never a speed check
+            found = self.plain.find(text, self.cursor)
+            if found != -1:
+                self.cursor = found + len(text)
+                return
+            if not self._read_some(0.1) and self.proc.poll() is not None:
+                break
+        pytest.fail(f"{text!r} never appeared; the screen ends with:\n{self.plain[-1500:]}")
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def finish(self) -> int:
+        """Wait for the process to end; its exit status, the screen read to its end."""
+        code = self.proc.wait(timeout=120)
+        while self._read_some(0.05):
+            pass
+        os.close(self.master)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
