@@ -383,3 +383,24 @@ def test_an_oversized_post_is_refused_unread(store: SqliteStore) -> None:
     assert client.post(action, data={"csrf": csrf, "f0": "x" * 1_100_000}).status_code == 413
     assert client.post(action, data={"csrf": csrf, **{f"x{n}": "1" for n in range(3000)}}).status_code == 413
     assert store.answers(key) == {}
+
+
+def test_a_hostile_server_name_target_and_url_stay_text(store: SqliteStore) -> None:
+    url = "javascript:alert(document.cookie)//\u202e"
+    request = Request("elc-1", "authorization", "<b>Sign in</b>", url, None, None)
+    name = "<script>alert(1)</script>\u202eevil\x1b[2J"
+    key = store.put(
+        Pending("tools/call", "<img src=x>", {"a": "<i>" * 100}, None, ("k",), (request,), server=name)
+    )
+    client = signed_in(store)
+    for page in (client.get("/").text, client.get(f"/calls/{key}").text):
+        assert "<script>alert(1)" not in page
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;\\u202eevil\\x1b[2J" in page
+        assert "<img src=x>" not in page
+        assert "<i>" not in page
+        assert "\u202e" not in page
+        assert "\x1b" not in page
+    page = client.get(f"/calls/{key}").text
+    assert 'href="javascript' not in page
+    assert "will not be opened" in page
+    assert "scheme is &#39;javascript&#39;" in page
