@@ -56,6 +56,20 @@ class Inbox:
                 anyio.run, lambda: park(self.store, tool, arguments, url=self.server, expires_in=3600)
             ).result()
 
+    def work(self) -> list[Any]:
+        """What a worker does: claim and resume every ready call, record each outcome."""
+
+        async def run() -> list[Any]:
+            from mcp import Client
+
+            from toolnexus import durable
+
+            async with Client(self.server, elicitation_callback=durable.park_only) as client:
+                return await durable.resume_ready(client, self.store)
+
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(anyio.run, run).result()
+
     def resume(self, key: str) -> dict[str, Any]:
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(anyio.run, lambda: resume(self.store, key, url=self.server)).result()
@@ -267,6 +281,24 @@ def test_a_url_question(watched: Watched, served: Inbox, tmp_path: Path) -> None
         "tool": "sign_in",
     }
     assert not [url for url in watched.requests if "example.com" in url]  # nothing fetched unasked
+
+
+def test_the_page_follows_the_call_to_the_workers_result(watched: Watched, served: Inbox) -> None:
+    key = served.park("sign_in", {"tag": "worked"})
+    page = watched.page
+    open_call(page, served, key)
+    page.get_by_role("button", name="Done: I have finished there").click()
+    expect(page.locator(".next")).to_contain_text("ready to resume")
+    page.wait_for_timeout(500)  # the page's event stream is open
+    outcomes = served.work()
+    assert key in [outcome.key for outcome in outcomes]
+    expect(page.locator("#live-note")).to_contain_text("changed elsewhere", timeout=10_000)
+    page.reload()
+    outcome = page.locator("section.outcome")
+    expect(outcome).to_contain_text("done")
+    expect(outcome).to_contain_text("The server's result:")
+    expect(outcome.locator("pre.result")).to_contain_text('"tag": "worked"')
+    assert served.store.call(key).status == "done"
 
 
 def test_a_suspicious_url_is_warned_about_and_not_linked(watched: Watched, served: Inbox) -> None:
