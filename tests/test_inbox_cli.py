@@ -41,14 +41,16 @@ def test_it_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
         assert line.startswith("http://127.0.0.1:")
         base, _, token = line.partition("/?token=")
         assert len(token) >= 32
-        with httpx.Client(follow_redirects=True) as client:
+        with httpx.Client(follow_redirects=True, timeout=30) as client:
             page = client.get(line)
             assert page.status_code == 200
             assert f"/calls/{key}" in page.text
             assert client.get(base + "/").status_code == 200  # the cookie
-        assert httpx.get(base + "/").status_code == 403  # no token, no cookie
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+            assert httpx.get(base + "/").status_code == 403  # no token, no cookie
+            with client.stream("GET", base + "/events") as events:  # a live page stays open
+                assert next(events.iter_lines()) == "retry: 3000"
+                proc.send_signal(signal.SIGINT)
+                out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert proc.returncode == 0, err
