@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from toolnexus import Answer, Request
-from toolnexus.console import ConsoleResolver, url_warnings
+from toolnexus.console import ConsoleResolver
 from toolnexus.forms import read_form, sensitive_fields
+from toolnexus.urls import url_warnings
 
 DEPLOY_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -89,6 +89,38 @@ def test_a_url_is_accepted_only_by_a_rule_naming_its_exact_host(url: str, accept
     assert answer == ({"ok": True, "data": None, "reason": None} if accepted else CANCEL)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://evil.example\\@bank.example/",  # a browser reads the backslash as '/': evil.example
+        "https://evil.example\t@bank.example/",  # a browser drops the tab: evil.example again
+        "https://evil.example\n@bank.example/",
+        "https://user@bank.example/",  # userinfo, even in front of the right host
+        "https://bank.example:pw@bank.example/",
+        "https://bank.ex\tample/",  # the right host once the tab is dropped, but not what it shows
+        "https://bank.example/\x1b]0;title\x07",  # a control character anywhere
+        " https://bank.example/",  # spaces a browser strips
+        "https:/bank.example/",  # a slash short
+        "https://bank%2eexample/",  # a percent-encoded host
+        "https://bank.example\u202e/",  # a bidi override
+    ],
+)
+def test_a_url_that_is_not_what_it_shows_never_matches_url_host(url: str) -> None:
+    """The policy reads a URL as a browser does (toolnexus.urls): `url_host: bank.example`
+    never accepts `https://evil.example\\@bank.example/`, which a browser opens at evil.example,
+    nor any URL with userinfo, backslashes, tabs or control characters."""
+    policy = Policy([{"url_host": "bank.example", "action": "accept"}])
+    assert outcome(policy(url_request(url, "Sign in"))) == CANCEL
+    request = url_request(url, "Sign in")
+    assert policy.decide(request) == (None, Answer.cancel(request))  # no rule matched
+
+
+def test_the_same_url_written_plainly_matches() -> None:
+    policy = Policy([{"url_host": "bank.example", "action": "accept"}])
+    assert outcome(policy(url_request("https://bank.example/login?next=%2F", "Sign in")))["ok"] is True
+    assert outcome(policy(url_request("https://BANK.example:8443/", "Sign in")))["ok"] is True
+
+
 def test_url_host_for_an_ipv6_address_and_a_port() -> None:
     policy = Policy(
         [{"url_host": "[::1]", "action": "accept"}, {"url_host": "LOCALHOST", "action": "accept"}]

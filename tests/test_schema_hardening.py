@@ -19,7 +19,8 @@ import pytest
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
 from toolnexus import Answer, Request
-from toolnexus.mcp import elicitation_callback, validate_content
+from toolnexus.forms import validate_content
+from toolnexus.mcp import elicitation_callback
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolnexus.mcp import validate_content
+from toolnexus.forms import validate_content
 
 FIELD = "the_field"
 """Every case puts its property under this name, which the problems must mention."""

@@ -11,13 +11,8 @@ from __future__ import annotations
 from ._errors import ToolnexusError
 from ._log import log_traffic
 from ._wire import Answer, Reason, Request
-from .mcp import (
-    answer_to_elicit_result,
-    elicitation_callback,
-    elicitation_to_request,
-    sensitive_fields,
-    validate_content,
-)
+from .forms import sensitive_fields, validate_content
+from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request
 
 __all__ = [
     "Answer",

@@ -1,13 +1,13 @@
 """Layer 2: the answering core, the one home of the rules between a question and its result.
 
-- [`form_of`][toolnexus._answering.form_of]: a request's form, read once with the form model
+- ``form_of``: a request's form, read once with the form model
   and passed along by whoever needs it (callback, policy, console, command, testing kit).
-- [`as_answer`][toolnexus._wire.as_answer] (defined with the wire values): a resolver's
+- ``as_answer`` (defined with the wire values): a resolver's
   return, a store's row or a ``resume`` argument turned into an ``Answer``, with one set of
   messages.
 - [`result_for`][toolnexus.mcp.result_for]: the ``ElicitResult`` a server gets for an
   answer: the form's defaults laid in, then the content checked, then the result.
-- [`fill`][toolnexus._answering.fill]: values laid over a form's defaults, in the form's order.
+- ``fill``: values laid over a form's defaults, in the form's order.
 - [`AnswerProblemError`][toolnexus.mcp.AnswerProblemError]: accepted content that does not fit.
 
 Pure: no I/O, no event loop, no thread. It imports the wire values, the mapping and the form
@@ -107,7 +107,7 @@ def result_for(
     Args:
         request: the request answered.
         answer: an [`Answer`][toolnexus.Answer] or its wire mapping.
-        form: the request's form as [`form_of`][toolnexus._answering.form_of] gave it, so it
+        form: the request's form as ``form_of`` gave it, so it
             is not read again; ``None`` for a request that has none (nothing is laid in or
             checked). Left out, it is read from the request.
         validate: check accepted content against the form.

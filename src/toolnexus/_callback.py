@@ -173,7 +173,7 @@ def elicitation_callback(
             is abandoned: its late answer is dropped) and the server gets ``cancel``, the
             §10 ``"expired"`` case. ``None``: wait as long as it takes.
         validate: check accepted form content against the ``requestedSchema`` with
-            [`validate_content`][toolnexus.mcp.validate_content]. Content that does not fit is never sent as
+            [`validate_content`][toolnexus.forms.validate_content]. Content that does not fit is never sent as
             ``accept``: the server gets ``cancel`` and a warning on the ``toolnexus``
             logger names the fields (never their values). A form whose schema is outside
             the elicitation subset (see [`read_form`][toolnexus.forms.read_form]) can never

@@ -19,11 +19,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlsplit
 
 from ._answering import form_of
 from ._wire import Answer, Request
 from .forms import Form, FormError
+from .urls import UrlError, UrlReading, read_url
 
 __all__ = ["Asked", "Rule", "describe_request", "read_rule"]
 
@@ -38,7 +38,7 @@ class Asked:
 
     @cached_property
     def form(self) -> Form | None:
-        """The request's form ([`form_of`][toolnexus._answering.form_of]); ``None`` when it
+        """The request's form (``form_of``); ``None`` when it
         is not a form or its schema is not one the form model reads."""
         if self.request.kind != "input":
             return None
@@ -54,16 +54,23 @@ class Asked:
         return None if form is None else form.names
 
     @cached_property
-    def host(self) -> str | None:
-        """The exact host of a URL request's URL, lower-cased; ``None`` when it has none."""
+    def url(self) -> UrlReading | None:
+        """A URL request's URL as a browser reads it ([`read_url`][toolnexus.urls.read_url]);
+        ``None`` when it has none, or it cannot be parsed."""
         request = self.request
         if request.kind != "authorization" or not request.url:
             return None
         try:
-            host = urlsplit(request.url).hostname
-        except ValueError:
+            return read_url(request.url)
+        except UrlError:
             return None
-        return host or None
+
+    @property
+    def host(self) -> str | None:
+        """The host a browser opens for a URL request's URL, lower-cased; ``None`` when it
+        has none."""
+        url = self.url
+        return (url.host or None) if url is not None else None
 
 
 def describe_request(asked: Asked | Request) -> str:
@@ -143,13 +150,15 @@ class Rule:
         if self.kind is not None and request.kind != self.kind:
             return f"the kind is {request.kind!r}, not {self.kind!r}"
         if self.url_host is not None:
-            host = asked.host
-            if host != self.url_host:
-                return (
-                    "it is not a URL request"
-                    if request.kind != "authorization"
-                    else f"the URL's host is {host!r}, not {self.url_host!r}"
-                )
+            if request.kind != "authorization":
+                return "it is not a URL request"
+            url = asked.url
+            if url is None:
+                return "it has no URL a browser can read"
+            if not url.plain:  # an allow-list matches only a URL that means what it shows
+                return "its URL has a user name, a backslash, tabs or control characters: no url_host matches"
+            if url.host != self.url_host:
+                return f"the URL's host is {url.host!r}, not {self.url_host!r}"
         if self.prompt is not None:
             if self.pattern is not None:
                 if self.pattern.search(request.prompt) is None:

@@ -2,8 +2,9 @@
 
 A server on protocol 2025-11-25 may answer a ``tools/call`` with the JSON-RPC error
 ``-32042`` (URL elicitation required), carrying one or more URL elicitations the user must
-complete before the call can succeed. [`call_tool`][toolnexus.mcp.call_tool] turns each
-into a §10 ``authorization`` [`Request`][toolnexus.Request] for the host's one resolver
+complete before the call can succeed.
+[`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls] turns each into a §10
+``authorization`` [`Request`][toolnexus.Request] for the host's one resolver
 (through [`elicitation_callback`][toolnexus.mcp.elicitation_callback], so its timeout,
 threads and failure containment apply), and retries the call once when every one is
 accepted. [`ElicitationCompletions`][toolnexus.mcp.ElicitationCompletions] is the
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._callback import OnResult, WaitFor, elicitation_callback
+from ._errors import ToolnexusError
 from ._util import is_async_callable
 from ._wire import Request
 
@@ -38,6 +40,7 @@ __all__ = [
     "ElicitationCompletions",
     "UrlElicitationRefusedError",
     "call_tool",
+    "call_tool_resolving_urls",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,12 +56,12 @@ _URL_SHOWN = 200  # characters of a URL quoted in an exception's message
 _context_ids = itertools.count(1)
 
 
-class UrlElicitationRefusedError(Exception):
+class UrlElicitationRefusedError(ToolnexusError):
     """The server needs URLs visited before the tool can run, and the user did not accept them all.
 
-    Raised by [`call_tool`][toolnexus.mcp.call_tool]. The message names each URL that was
-    not accepted and how (``declined`` or ``cancelled``); the URLs are the server's text,
-    so escape them before they reach a terminal.
+    Raised by [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]. The message
+    names each URL that was not accepted and how (``declined`` or ``cancelled``); the URLs
+    are the server's text, so escape them before they reach a terminal.
 
     Attributes:
         tool: the tool that was called.
@@ -82,17 +85,20 @@ def _short(url: str) -> str:
 class ElicitationCompletions:
     """Hears ``notifications/elicitation/complete`` and tells the resolver that waits on it.
 
-    Pass it as the client's ``message_handler`` and to [`call_tool`][toolnexus.mcp.call_tool]:
+    Pass it as the client's ``message_handler`` and to
+    [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]:
 
     ```python
     completions = ElicitationCompletions()
     async with Client(server, elicitation_callback=elicitation_callback(wait_for),
                       message_handler=completions) as client:
-        result = await call_tool(client, "tool", {}, wait_for=wait_for, completions=completions)
+        result = await call_tool_resolving_urls(
+            client, "tool", {}, wait_for=wait_for, completions=completions
+        )
     ```
 
-    While [`call_tool`][toolnexus.mcp.call_tool] asks about the URLs of a ``-32042``
-    error, [`completion`][toolnexus.mcp.ElicitationCompletions.completion] gives the
+    While [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls] asks about the
+    URLs of a ``-32042`` error, [`completion`][toolnexus.mcp.ElicitationCompletions.completion] gives the
     resolver, for the [`Request`][toolnexus.Request] it was handed, a
     ``threading.Event`` that is set when the server says the user finished there; a
     resolver that waits for the user to come back from the browser can stop waiting then
@@ -191,7 +197,7 @@ def _announcing(
     return announced
 
 
-async def call_tool(
+async def call_tool_resolving_urls(
     client: Client,
     name: str,
     arguments: dict[str, Any] | None = None,
@@ -217,7 +223,7 @@ async def call_tool(
     should return once the user is back (see ``completions``).
 
     ```python
-    result = await call_tool(client, "fetch_repos", {"org": "acme"}, wait_for=wait_for)
+    result = await call_tool_resolving_urls(client, "fetch_repos", {"org": "acme"}, wait_for=wait_for)
     ```
 
     Args:
@@ -247,10 +253,10 @@ async def call_tool(
     from mcp.shared.exceptions import MCPError
 
     if not callable(wait_for):
-        raise TypeError(f"call_tool: wait_for must be callable, not {type(wait_for).__name__}")
+        raise TypeError(f"call_tool_resolving_urls: wait_for must be callable, not {type(wait_for).__name__}")
     if completions is not None and not isinstance(completions, ElicitationCompletions):
         raise TypeError(
-            "call_tool: completions must be an ElicitationCompletions or None, "
+            "call_tool_resolving_urls: completions must be an ElicitationCompletions or None, "
             f"not {type(completions).__name__}"
         )
     try:
@@ -281,3 +287,9 @@ async def call_tool(
     if refused:
         raise UrlElicitationRefusedError(name, refused)
     return await client.call_tool(name, arguments, **kwargs)
+
+
+call_tool = call_tool_resolving_urls
+"""The former name of [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls], kept
+as an alias: the same function. The new name tells it apart from
+[`toolnexus.durable.call_tool_or_park`][toolnexus.durable.call_tool_or_park]."""

@@ -18,27 +18,26 @@ never fetches a URL itself. For example::
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import math
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
-from urllib.parse import SplitResult, unquote, urlsplit
 
 from ._answering import form_of
 from ._util import escape_text as _clean
 from ._util import format_number, isatty
 from ._wire import Answer, Request
 from .forms import FORMATS, Field, Form, FormError, sensitive_fields
+from .urls import UrlError, browser_host, read_url
+from .urls import url_warnings as warnings_for_url
 
 if TYPE_CHECKING:
     from ._url_required import ElicitationCompletions
 
-__all__ = ["QUIT_WINDOW", "ConsoleResolver", "url_warnings"]
+__all__ = ["QUIT_WINDOW", "ConsoleResolver"]
 
 QUIT_WINDOW = 5.0
 """Seconds after a Ctrl-C at a prompt in which a second one quits; a later one counts as a
@@ -49,11 +48,6 @@ _now = time.monotonic
 _YES_NO = {"y": "y", "yes": "y", "n": "n", "no": "n"}
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
 _FALSE = frozenset({"n", "no", "false", "f", "0", "off"})
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
-# What browsers strip around a URL and remove inside it (WHATWG URL standard).
-_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
-_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
-_OPENABLE = frozenset({"http", "https"})
 
 
 class _DeclinedError(Exception):
@@ -64,117 +58,17 @@ class _CancelledError(Exception):
     """The user cancelled (``:cancel``, end of input, Ctrl-C, too many wrong answers)."""
 
 
-def _is_local(host: str) -> bool:
-    """A loopback address (``127.0.0.0/8``, ``::1``) or a ``localhost`` name."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return host == "localhost" or host.endswith(".localhost")
-
-
-def _as_browser_reads(url: str) -> tuple[str, list[str]]:
-    """The URL as a browser reads it, and what it changed, for an ``http(s)`` URL.
-
-    The WHATWG URL standard that browsers follow strips leading and trailing control
-    characters and spaces, removes every tab and line break, and in an http(s) URL reads
-    ``\\`` as ``/`` and any run of slashes after the scheme as ``//``: so
-    ``https://evil.example\\@bank.example/`` goes to ``evil.example``, though
-    ``urllib.parse.urlsplit`` reads ``bank.example``. Other URLs are returned as they are.
-    """
-    stripped = url.strip(_C0_AND_SPACE)
-    cleaned = _TAB_OR_NEWLINE.sub("", stripped)
-    match = _SCHEME.match(cleaned)
-    if match is None or match.group(1).lower() not in _OPENABLE:
-        return url, []
-    changes: list[str] = []
-    if stripped != url:
-        changes.append("spaces or control characters around it")
-    if cleaned != stripped:
-        changes.append("tabs or line breaks, which browsers remove")
-    read = cleaned.replace("\\", "/")
-    if read != cleaned:
-        changes.append("a backslash, which browsers read as '/'")
-    rest = read[match.end() :]
-    if not rest.startswith("//") or rest.startswith("///"):
-        changes.append("an unusual number of slashes after the scheme")
-    return f"{match.group(1)}://{rest.lstrip('/')}", changes
-
-
-def _browser_parts(url: str) -> tuple[SplitResult, str, list[str]]:
-    """``url`` split as a browser would read it, its host (decoded), and what the browser
-    reads differently from the text. Raises ``ValueError`` when it cannot be parsed."""
-    read, changes = _as_browser_reads(url)
-    parts = urlsplit(read)
-    _ = parts.port  # raises ValueError for a port that is not a number
-    return parts, unquote(parts.hostname or ""), changes
-
-
 def _host_line(url: str) -> str:
-    try:
-        parts, host, _ = _browser_parts(url)
-    except ValueError:
-        return ""
-    return _clean(host) + (f":{parts.port}" if parts.port is not None else "")
+    """The host (and port) a browser opens for ``url``, escaped for the terminal."""
+    return _clean(browser_host(url))
 
 
 def _openable(url: str) -> bool:
     """Whether the console would open ``url``: ``http`` or ``https``, and it can be parsed."""
     try:
-        parts, _, _ = _browser_parts(url)
-    except ValueError:
+        return read_url(url).scheme in ("http", "https")
+    except UrlError:
         return False
-    return parts.scheme.lower() in _OPENABLE
-
-
-def url_warnings(url: str) -> list[str]:
-    """What is suspicious about a URL a server asks the user to open, one sentence each.
-
-    The URL is read as a browser reads it (``\\`` as ``/``, tabs and line breaks removed),
-    and that is warned about too. Warns when the scheme is not ``https`` (``http`` to
-    ``localhost`` or a loopback address excepted), when the host is punycode (``xn--``),
-    percent-encoded or not ASCII (it may imitate another name), when the URL carries a
-    user name or password (``https://bank.com@evil.example`` goes to ``evil.example``),
-    when it has no host, and when it cannot be parsed. An empty list when nothing is
-    suspicious. Nothing is fetched.
-    """
-    try:
-        parts, host, changes = _browser_parts(url)
-    except ValueError:
-        return ["the URL cannot be parsed: do not open it"]
-    warnings: list[str] = []
-    if changes:
-        warnings.append(
-            f"the URL has {' and '.join(changes)}: a browser goes to the host shown above, "
-            "which is not what the text seems to say"
-        )
-    scheme = parts.scheme.lower()
-    if scheme == "http":
-        if not _is_local(host):
-            warnings.append("the URL is not https: what you send there can be read or changed on the way")
-    elif not scheme:
-        warnings.append("the URL has no scheme: it is not a web address")
-    elif scheme != "https":
-        warnings.append(f"the URL's scheme is {_clean(scheme)!r}, not https: it may not be a web page at all")
-    if not host:
-        warnings.append("the URL has no host")
-    elif "%" in (parts.hostname or ""):
-        warnings.append(
-            f"the host is percent-encoded (it reads as {_clean(host)!r}): it may imitate another name"
-        )
-    elif not host.isascii():
-        warnings.append("the host has characters that are not ASCII: it may imitate another name")
-    elif any(label.startswith("xn--") for label in host.split(".")):
-        try:
-            decoded = host.encode("ascii").decode("idna")
-        except UnicodeError:
-            decoded = ""
-        shown = f" (it reads as {_clean(decoded)!r})" if decoded and decoded != host else ""
-        warnings.append(f"the host is punycode{shown}: it may imitate another name")
-    if parts.username is not None or parts.password is not None:
-        warnings.append(
-            "the URL carries a user name or password before '@': the real host is the one shown above"
-        )
-    return warnings
 
 
 def _auto_colour(stream: TextIO) -> bool:
@@ -286,14 +180,14 @@ class ConsoleResolver:
       ``attempts`` times, then the request is cancelled. A review of all values follows:
       ``Send? [Y/n/e]``: Enter or ``y`` sends, ``n`` declines, ``e`` asks the form again
       with the current answers as defaults. A form that seems to ask for a secret (see
-      [`sensitive_fields`][toolnexus.mcp.sensitive_fields]) is preceded by a warning and
+      [`sensitive_fields`][toolnexus.forms.sensitive_fields]) is preceded by a warning and
       ``Continue anyway? [y/N]``; such a field is then read without echo at a terminal
       and shown as ``***``. A form that ``read_form`` refuses (outside the elicitation
       subset: a nested object, a free-text list, a remote ``$ref``, ...) is cancelled with
       a warning that says why, before any question.
     - ``kind="authorization"`` (an MCP URL): the full URL and, on its own line, the host a
       browser will visit (highlighted when there is colour), the warnings of
-      [`url_warnings`][toolnexus.console.url_warnings], then
+      [`url_warnings`][toolnexus.urls.url_warnings], then
       ``Open this URL in your browser? [y/N]``. ``y`` opens exactly that URL with
       ``webbrowser`` (or prints it to open by hand when no browser can be opened or
       ``open_browser`` is false) and answers ok; ``n`` or Enter
@@ -322,8 +216,9 @@ class ConsoleResolver:
         attempts: how many times a field is asked before the request is cancelled.
         completions: the client's [`ElicitationCompletions`][toolnexus.mcp.ElicitationCompletions].
             For a URL the server needs visited before it retries a call (a ``-32042``
-            error, answered with [`call_tool`][toolnexus.mcp.call_tool]), the console then
-            waits, once the URL is opened, until the user presses Enter or the server says
+            error, answered with
+            [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]), the console
+            then waits, once the URL is opened, until the user presses Enter or the server says
             the user finished there (it says so, and stops waiting).
     """
 
@@ -536,7 +431,7 @@ class ConsoleResolver:
         # The host a browser will visit, which is not always the one the text seems to say.
         shown = _host_line(url)
         self._say(f"  Host: {self._style(shown or '(none)', '1;4;36')}")
-        for warning in url_warnings(url):
+        for warning in warnings_for_url(url):
             self._warn(warning)
         if not _openable(url):
             self._warn("this URL will not be opened: only http and https URLs are")
@@ -713,7 +608,7 @@ def _read_form(request: Request) -> tuple[Form, str | None]:
     """The form, and why the console cannot ask it (``None`` when it can).
 
     No data at all is a form without fields. A schema that the form model refuses
-    ([`form_of`][toolnexus._answering.form_of]) cannot be answered here: asking would lead
+    (``form_of``) cannot be answered here: asking would lead
     to questions without a valid answer.
     """
     try:
@@ -805,3 +700,16 @@ def _describe(spec: Field) -> str:
     text = FORMATS[spec.format] if spec.format is not None else "text"
     length = _bounds(spec.min_length, spec.max_length, " characters")
     return text + (f", length{length.replace(' of ', ' ')}" if length else "")
+
+
+def __getattr__(name: str) -> object:
+    if name == "url_warnings":  # its home is toolnexus.urls; kept here for older imports
+        import warnings
+
+        warnings.warn(
+            "toolnexus.console.url_warnings moved to toolnexus.urls.url_warnings",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return warnings_for_url
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,11 +5,13 @@
 - ``new_request_id`` makes the ids those requests carry.
 - ``elicitation_callback`` wires a host's one resolver into the SDK's client.
 - ``result_for`` makes the ``ElicitResult`` for an answer as the callback does (defaults,
-  validation); ``validate_content`` checks a form's answers against the requested schema,
-  read by the form model, ``toolnexus.forms``.
-- ``call_tool`` calls a tool and answers a "URL elicitation required" error (``-32042``)
-  with the same resolver; ``ElicitationCompletions`` hears the server say a URL is done.
-- ``sensitive_fields`` spots the fields of a form that look like they ask for a secret.
+  validation).
+- ``call_tool_resolving_urls`` calls a tool and answers a "URL elicitation required" error
+  (``-32042``) with the same resolver (``call_tool`` is its former name, kept as an alias);
+  ``ElicitationCompletions`` hears the server say a URL is done.
+
+``validate_content`` and ``sensitive_fields`` live in ``toolnexus.forms`` (and at the top,
+``toolnexus``); the names here still work, with a ``DeprecationWarning``.
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
 transports.
@@ -26,8 +28,8 @@ from ._url_required import (
     ElicitationCompletions,
     UrlElicitationRefusedError,
     call_tool,
+    call_tool_resolving_urls,
 )
-from .forms import sensitive_fields, validate_content
 
 __all__ = [
     "MAX_ABANDONED_THREADS",
@@ -42,10 +44,29 @@ __all__ = [
     "WaitFor",
     "answer_to_elicit_result",
     "call_tool",
+    "call_tool_resolving_urls",
     "elicitation_callback",
     "elicitation_to_request",
     "new_request_id",
     "result_for",
-    "sensitive_fields",
-    "validate_content",
 ]
+
+_MOVED = {"sensitive_fields": "toolnexus.forms", "validate_content": "toolnexus.forms"}
+
+
+def __getattr__(name: str) -> object:
+    """``sensitive_fields`` and ``validate_content``, whose home is ``toolnexus.forms``, kept
+    here for older imports, with a ``DeprecationWarning``."""
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+
+    from . import forms
+
+    warnings.warn(
+        f"toolnexus.mcp.{name} is deprecated: import it from {home} (or toolnexus)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(forms, name)

@@ -67,7 +67,7 @@ class Policy:
       the form's defaults; when the result does not fit the form, the server gets cancel
       and a warning on the ``toolnexus.policy`` logger names the fields (not the values).
       A URL request is accepted only by a rule whose ``url_host`` is the URL's exact host,
-      and a form that seems to ask for a secret ([`sensitive_fields`][toolnexus.mcp.sensitive_fields])
+      and a form that seems to ask for a secret ([`sensitive_fields`][toolnexus.forms.sensitive_fields])
       only by a rule with ``allow_secrets: true``: an accept rule that may not accept a
       request does not match it, and the next rule is tried.
     - ``"decline"``: the user said no; ``"cancel"``: nobody answered.

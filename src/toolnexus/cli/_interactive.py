@@ -161,8 +161,7 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
     """
     from mcp import MCPError
 
-    from ..mcp import UrlElicitationRefusedError
-    from ..mcp import call_tool as call_tool_resolving_urls
+    from ..mcp import UrlElicitationRefusedError, call_tool_resolving_urls
 
     client = connection.client
     try:

@@ -14,13 +14,12 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from .._util import escape_text
 from .._wire import Answer, Request
-from ..console import url_warnings
 from ..durable import Call, Pending
 from ..forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
+from ..urls import browser_host, url_warnings
 
 __all__ = [
     "FieldView",
@@ -329,29 +328,6 @@ def form_of(request: Request) -> tuple[Form | None, str | None]:
         return read_form(data["schema"]), None
     except FormError as err:
         return None, shown(str(err))
-
-
-def browser_host(url: str) -> str:
-    """The host a browser opens for ``url`` (it reads ``\\`` as ``/`` and drops tabs and
-    line breaks), port included; ``""`` when there is none.
-
-    Temporary: the console keeps the same reading private; it moves to a public
-    ``toolnexus.urls``, and this goes then.
-    """
-    read = url.strip("".join(chr(c) for c in range(0x21)))
-    read = read.replace("\t", "").replace("\n", "").replace("\r", "").replace("\\", "/")
-    scheme, colon, rest = read.partition(":")
-    if colon and scheme.lower() in ("http", "https"):
-        read = f"{scheme}://{rest.lstrip('/')}"
-    try:
-        parts = urlsplit(read)
-        port = parts.port
-    except ValueError:
-        return ""
-    from urllib.parse import unquote
-
-    host = unquote(parts.hostname or "")
-    return host + (f":{port}" if port is not None else "")
 
 
 def question_view(
