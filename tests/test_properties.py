@@ -49,7 +49,7 @@ elicit_params = wire_mapping(
     },
 )
 
-answers = wire_mapping(
+odd_answers = wire_mapping(
     ["id", "ok", "data", "reason"],
     {
         "id": st.text(),
@@ -58,6 +58,17 @@ answers = wire_mapping(
         "reason": st.sampled_from(["declined", "cancelled", "expired", "other"]),
     },
 )
+well_formed_answers = st.fixed_dictionaries(
+    {"id": st.text(min_size=1, max_size=12), "ok": st.booleans()},
+    optional={
+        "data": st.dictionaries(
+            st.text(max_size=8), st.text(max_size=8) | st.integers() | st.booleans(), max_size=3
+        ),
+        "reason": st.sampled_from(["declined", "cancelled", "expired", "other"]),
+    },
+)
+answers = odd_answers | well_formed_answers
+"""Answers a host could send (every outcome among them), and odd shapes beside them."""
 
 
 def test_any_params_mapping_maps_or_raises_type_or_value_error() -> None:
