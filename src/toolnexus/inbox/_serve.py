@@ -66,13 +66,16 @@ def serve(
         raise
     sock.listen(128)
     port = sock.getsockname()[1]
+    hosts = allowed_hosts(host, port, allow_hosts)
     if not _loopback(host):
         logger.warning(
             "serving on %s, not a loopback address: anyone who can reach it and holds the token can answer; "
-            "put it behind TLS (a reverse proxy) before you share the address",
+            "put it behind TLS (a reverse proxy) before you share the address, and name the host people "
+            "open with --allow-host (answered now: %s)",
             host,
+            ", ".join(hosts),
         )
-    application = app(store, token=token, allowed_hosts=allowed_hosts(host, port, allow_hosts), **options)
+    application = app(store, token=token, allowed_hosts=hosts, **options)
     config = uvicorn.Config(
         application,
         access_log=False,  # the inbox logs its own access lines, without query strings
