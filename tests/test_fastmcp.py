@@ -350,15 +350,16 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.e2e  # a pseudo-terminal: a process
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
-def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path) -> None:
+def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path, processes: Processes) -> None:
     import os
 
-    from support.terminal import ANSI, Terminal
+    from support.terminal import ANSI
 
     env = dict(os.environ, TERM="dumb")
-    term = Terminal([sys.executable, "-c", AT_A_TERMINAL.format(tests=str(TESTS_DIR))], env, tmp_path)
+    term = processes.terminal(
+        [sys.executable, "-c", AT_A_TERMINAL.format(tests=str(TESTS_DIR))], env, tmp_path
+    )
     try:
         term.wait_for("name: ")
         term.type(b"Ada Lovelace\r")

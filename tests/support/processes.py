@@ -15,7 +15,10 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from .terminal import Terminal
 
 __all__ = ["TESTS_DIR", "ProcessInQuickTestError", "Processes", "forbid_processes_in", "quick_test"]
 
@@ -25,10 +28,12 @@ TESTS_DIR = Path(__file__).resolve().parent.parent
 
 class Processes:
     """What the ``processes`` fixture gives a test: ``run``/``python`` wait for a process,
-    ``popen`` starts one; any still running when the test ends is killed."""
+    ``popen`` starts one, ``terminal`` starts one at a pseudo-terminal; any still running when
+    the test ends is killed."""
 
     def __init__(self) -> None:
         self._started: list[subprocess.Popen[Any]] = []
+        self._terminals: list[Terminal] = []
 
     def run(self, args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         """``subprocess.run`` with text, captured output (unless ``stdout``/``stderr`` are given),
@@ -55,7 +60,17 @@ class Processes:
         self._started.append(proc)
         return proc
 
+    def terminal(self, argv: list[str], env: dict[str, str], cwd: Path, **kwargs: Any) -> Terminal:
+        """Start ``argv`` at a pseudo-terminal (support/terminal.py's ``Terminal``)."""
+        from .terminal import Terminal
+
+        term = Terminal(argv, env, cwd, **kwargs)
+        self._terminals.append(term)
+        return term
+
     def close(self) -> None:
+        for term in self._terminals:
+            term.kill()
         for proc in self._started:
             if proc.poll() is None:
                 proc.kill()
