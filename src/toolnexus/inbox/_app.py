@@ -9,6 +9,8 @@ import hashlib
 import hmac
 import logging
 import secrets
+import threading
+import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Final
 from urllib.parse import parse_qs, quote, urlencode
@@ -22,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .._wire import Answer
-from ..durable import STATUSES, Call, Pending
+from ..durable import STATUSES, Call, Pending, SqliteStore
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
@@ -34,10 +36,43 @@ SCAN_PAGES: Final = 10
 """With a status filter, at most this many store pages are read for one page of the list."""
 _MAX_FORM_BYTES: Final = 1_000_000
 _MAX_FIELDS: Final = 2000
+_QUIET: Final = 15.0
+"""Seconds after which a live page hears from the server even when nothing changed."""
 
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc)
+
+
+class _Changes:
+    """Whether the store changed since a live page last looked, checked once per interval for
+    every open page together: a ``SqliteStore``'s ``wait(0)`` (SQLite's ``data_version``:
+    every commit, from any process) costs one page read from shared memory, where each page
+    working out its own view costs a page of calls. Other stores' ``wait`` wakes on some
+    changes only (PostgreSQL's on a call becoming ready), so for them each page looks itself.
+    A process that also waits on the same store object (a worker beside a mounted inbox)
+    shares SQLite's change mark with it: either may then notice a change late, the inbox at
+    most ``_QUIET`` seconds late."""
+
+    def __init__(self, store: Any, interval: float) -> None:
+        self.store = store
+        self.interval = interval
+        self.sees_every_change = isinstance(store, SqliteStore)
+        self.version = 0
+        self._checked = 0.0
+        self._lock = threading.Lock()
+
+    def current(self) -> int | None:
+        """The count of changes seen; ``None`` when this store cannot tell."""
+        if not self.sees_every_change:
+            return None
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked >= self.interval * 0.9:
+                self._checked = now
+                if self.store.wait(0):
+                    self.version += 1
+            return self.version
 
 
 class _Inbox:
@@ -48,6 +83,7 @@ class _Inbox:
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.title = title
+        self.changes = _Changes(store, poll_interval)
         self.csrf_cookie = (cookie_name(token) if token is not None else "toolnexus_inbox") + "_csrf"
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("toolnexus.inbox", "templates"),
@@ -342,21 +378,27 @@ class _Inbox:
         key = query.get("key") or None
 
         async def stream() -> AsyncIterator[str]:
+            seen = await anyio.to_thread.run_sync(self.changes.current)
             last = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
             yield "retry: 3000\n\n"
             quiet = 0.0
             while True:
                 await asyncio.sleep(self.poll_interval)
+                quiet += self.poll_interval
+                version = await anyio.to_thread.run_sync(self.changes.current)
+                # Unchanged store: look again only now and then (a question's deadline passes
+                # without a write).
+                if version is not None and version == seen and quiet < _QUIET:
+                    continue
+                seen = version
                 now = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
                 if now != last:
                     last = now
                     quiet = 0.0
                     yield "event: change\ndata: changed\n\n"
-                else:
-                    quiet += self.poll_interval
-                    if quiet >= 15:
-                        quiet = 0.0
-                        yield ": still here\n\n"
+                elif quiet >= _QUIET:
+                    quiet = 0.0
+                    yield ": still here\n\n"
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
