@@ -30,13 +30,11 @@ from servers.harness import (
     server_journal,
     tag_of,
 )
-from support.values import ERAS, PROFILE
+from support.values import ERAS, FULL_PROFILE
 from toolnexus import Answer, Request
 from toolnexus.mcp import elicitation_callback
 
 pytestmark = pytest.mark.anyio
-
-FULL_PROFILE = {**PROFILE, "newsletter": True}
 
 
 @dataclass(frozen=True)

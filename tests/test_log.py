@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from support.values import FULL_PROFILE
 from toolnexus import Answer, Request
 from toolnexus._log import log_traffic
 
@@ -165,9 +166,6 @@ def test_server_text_that_could_rewrite_a_terminal_is_escaped_and_reads_back() -
 # --- what the server got, through the callback's observer --------------------------------------
 
 
-PROFILE = {"name": "Ada Lovelace", "age": 36, "email": "ada@example.com", "newsletter": True}
-
-
 @pytest.mark.parametrize("values", [False, True], ids=["masked", "values"])
 def test_the_log_says_what_the_server_got_when_it_differs(values: bool) -> None:
     """A real server (in process, legacy era): an invalid answer becomes cancel (validation),
@@ -185,13 +183,13 @@ def test_the_log_says_what_the_server_got_when_it_differs(values: bool) -> None:
     def wait_for(request: Request) -> Answer:
         tag = request.prompt.rsplit(" ", 1)[-1]
         if tag == "invalid":
-            return Answer(request.id, True, {**PROFILE, "age": -1})
+            return Answer(request.id, True, {**FULL_PROFILE, "age": -1})
         if tag == "slow":
             release.wait(timeout=30)
-            return Answer(request.id, True, PROFILE)
+            return Answer(request.id, True, FULL_PROFILE)
         if tag == "partial":
-            return Answer(request.id, True, {k: v for k, v in PROFILE.items() if k != "newsletter"})
-        return Answer(request.id, True, PROFILE)
+            return Answer(request.id, True, {k: v for k, v in FULL_PROFILE.items() if k != "newsletter"})
+        return Answer(request.id, True, FULL_PROFILE)
 
     logged = log_traffic(wait_for, sink, values=values)
 
@@ -222,9 +220,12 @@ def test_the_log_says_what_the_server_got_when_it_differs(values: bool) -> None:
     assert [r["id"] for r in sent] == [requests["invalid"], requests["slow"], requests["partial"]]
     content = sent[2]["result"]["content"]
     if values:
-        assert content == {**{k: v for k, v in PROFILE.items() if k != "newsletter"}, "newsletter": False}
+        assert content == {
+            **{k: v for k, v in FULL_PROFILE.items() if k != "newsletter"},
+            "newsletter": False,
+        }
     else:
-        assert content == dict.fromkeys(PROFILE, "***")
+        assert content == dict.fromkeys(FULL_PROFILE, "***")
         assert "Ada" not in json.dumps(records)
     # The resolver's own answer to the invalid question is there too, next to what was sent.
     answered = [r for r in records if r["event"] == "answer" and r["id"] == requests["invalid"]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from servers.harness import Era
 
-__all__ = ["ERAS", "PROFILE"]
+__all__ = ["ERAS", "FULL_PROFILE", "PROFILE"]
 
 ERAS: list[Era] = ["legacy", "2026"]
 """Both protocol eras of the test servers (``servers.harness.Era``): 2025-11-25 and 2026-07-28."""
@@ -16,3 +16,6 @@ PROFILE: dict[str, str | int | float | bool | list[str] | None] = {
 }
 """An answer to the profile form of ``servers.elicit_server`` that fits it, leaving out
 ``newsletter`` (whose default, ``False``, the bridge fills in)."""
+
+FULL_PROFILE: dict[str, str | int | float | bool | list[str] | None] = {**PROFILE, "newsletter": True}
+"""An answer to every field of the profile form, ``newsletter`` set away from its default."""
