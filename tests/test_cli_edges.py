@@ -109,6 +109,8 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
         {},
     ),
     "server-stderr-default": (["--stdio", EDGE, "to_stderr", '{"text": "from-the-server"}'], "", {}),
+    "connect-timeout": (["--stdio", "sleep 60", "--connect-timeout", "1", "t"], "", {}),
+    "park-hostile-pipe": (["--url", HTTP, "plain_hostile", "--park", "store.db"], "", {}),
 }
 
 
@@ -443,3 +445,106 @@ def test_reference_server_url_elicitation_declined(server_everything: str, tmp_p
         "toolnexus: trigger-url-elicitation: the server needs a URL visited first, and the user did not "
         "accept: https://modelcontextprotocol.io (declined)"
     )
+
+
+# --- the handshake's deadline, a closed stdout -----------------------------------------------------
+
+
+def test_a_server_that_never_answers_the_handshake_is_exit_3_after_connect_timeout(
+    runs: dict[str, Any],
+) -> None:
+    r = runs["connect-timeout"]
+    assert r.returncode == 3, r.stderr
+    assert one_message(r.stderr) == (
+        "toolnexus: cannot connect to the server `sleep 60`: no answer within 1 s (--connect-timeout)"
+    )
+
+
+def test_stdout_closed_in_the_middle_of_the_result_is_141(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [TOOLNEXUS, "call", "--stdio", EDGE, "big", '{"lines": 200000}'],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(tmp_path),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    try:
+        assert proc.stdout.readline() == b"line 1\n"  # the output has started
+        proc.stdout.close()  # as `| head -1` does once it has what it wants
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 141, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert "toolnexus:" not in err
+    assert "Traceback" not in err
+
+
+# --- results of durable calls: escaped at a terminal, as they came to a pipe --------------------------
+
+
+def parked_key(directory: Path, url: str, tool: str) -> str:
+    r = run(directory, ["--url", url, tool, "--park", "store.db"])
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def record_name(store: Path, key: str) -> None:
+    from toolnexus import Answer
+    from toolnexus.durable import open_store
+
+    with open_store(store, create=False) as opened:
+        (request,) = opened.get(key).requests
+        opened.record(key, Answer(request.id, True, {"name": "Ada"}))
+
+
+def test_call_park_prints_a_result_given_at_once_as_it_came_to_a_pipe(runs: dict[str, Any]) -> None:
+    r = runs["park-hostile-pipe"]
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"result: {HOSTILE}\n"
+
+
+def test_resume_prints_the_result_as_it_came_to_a_pipe(edge_http_url: str, tmp_path: Path) -> None:
+    key = parked_key(tmp_path, edge_http_url, "hostile_after_asking")
+    record_name(tmp_path / "store.db", key)
+    resumed = subprocess.run(
+        [TOOLNEXUS, "resume", "store.db", key, "--url", edge_http_url],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment(tmp_path),
+        timeout=120,
+        check=False,
+        start_new_session=True,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == f"result: {HOSTILE} accept\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+@pytest.mark.parametrize("command", ["call --park", "resume"])
+def test_durable_results_are_escaped_at_a_terminal(edge_http_url: str, tmp_path: Path, command: str) -> None:
+    from support.terminal import Terminal
+
+    if command == "resume":
+        key = parked_key(tmp_path, edge_http_url, "hostile_after_asking")
+        record_name(tmp_path / "store.db", key)
+        argv = [TOOLNEXUS, "resume", "store.db", key, "--url", edge_http_url]
+    else:
+        argv = [TOOLNEXUS, "call", "--url", edge_http_url, "plain_hostile", "--park", "store.db"]
+    term = Terminal(argv, dict(environment(tmp_path), TERM="xterm-256color"), tmp_path)
+    try:
+        term.wait_for("result: ")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    escaped = "result: \\x1b]0;pwned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m Password: \\u202eevil\\u202c end"
+    assert escaped in term.screen
+    assert not any(ch in term.screen for ch in ESCAPES)

@@ -30,6 +30,8 @@ __all__ = ["HELD_LINES_LIMIT", "Output", "configure_logging", "isatty", "one_lin
 
 HELD_LINES_LIMIT = 200
 """Log lines kept while a question is shown; past it they are counted, not kept."""
+WRITE_PIECE = 65536
+"""Characters of the result written (and flushed) at a time."""
 
 
 def isatty(stream: TextIO) -> bool:
@@ -88,8 +90,12 @@ class Output:
         pipe or a file; a line break is added when it has none."""
         if self.result_is_terminal:
             text = escape_text(text, lines=True)
-        self.result_stream.write(text + ("\n" if text and not text.endswith("\n") else ""))
-        self.result_stream.flush()
+        text += "\n" if text and not text.endswith("\n") else ""
+        # In pieces, each flushed: one large write into a pipe whose reader has gone can end
+        # short without an error; the next piece then fails, as it should (BrokenPipeError).
+        for start in range(0, len(text), WRITE_PIECE):
+            self.result_stream.write(text[start : start + WRITE_PIECE])
+            self.result_stream.flush()
 
     def say(self, text: str = "") -> None:
         """A line of the dialogue (a notice, a walk-through's result), escaped."""
