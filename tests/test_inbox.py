@@ -402,5 +402,5 @@ def test_a_hostile_server_name_target_and_url_stay_text(store: SqliteStore) -> N
         assert "\x1b" not in page
     page = client.get(f"/calls/{key}").text
     assert 'href="javascript' not in page
-    assert "will not be opened" in page
+    assert "only http and https addresses are" in page
     assert "scheme is &#39;javascript&#39;" in page

@@ -314,6 +314,7 @@ def test_a_suspicious_url_is_warned_about_and_not_linked(watched: Watched, serve
     expect(page.locator(".whole-url")).to_have_text("https://evil.example\\@bank.example/\\u202elogin")
     expect(page.locator("ul.warnings")).to_contain_text("backslash")
     expect(page.locator("a.open")).to_have_count(0)
+    expect(page.locator(".url .warning")).to_contain_text("a browser would read it otherwise")
 
 
 @pytest.mark.parametrize(("button", "action"), [("Decline", "decline"), ("Cancel", "cancel")])

@@ -19,7 +19,7 @@ from .._util import escape_text
 from .._wire import Answer, Request
 from ..durable import Call, Pending
 from ..forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
-from ..urls import browser_host, url_warnings
+from ..urls import UrlError, browser_host, read_url, url_warnings
 
 __all__ = [
     "FieldView",
@@ -300,7 +300,9 @@ class QuestionView:
     url: str | None = None
     href: str | None = None
     """The address the "open" link goes to: the server's URL as given, only when it is
-    http(s) and holds no character a browser would drop or that would hide something."""
+    http(s) and plain (a browser reads it as it reads: ``toolnexus.urls.UrlReading.plain``)."""
+    unlinked: str | None = None
+    """Why there is no "open" link."""
     host: str | None = None
     form_title: str | None = None
     form_description: str | None = None
@@ -354,9 +356,20 @@ def question_view(
         view.url = shown(url)
         view.host = shown(browser_host(url)) if url else ""
         view.warnings = [shown(w) for w in url_warnings(url)] if url else ["the server gave no URL"]
-        scheme = url.strip().split(":", 1)[0].lower() if ":" in url else ""
-        view.openable = bool(url) and scheme in ("http", "https") and bool(view.host)
-        view.href = url if view.openable and url.isprintable() and url == url.strip() else None
+        try:
+            reading = read_url(url) if url else None
+        except UrlError:
+            reading = None
+        view.openable = reading is not None and reading.scheme in ("http", "https") and bool(reading.host)
+        if reading is None or not view.openable:
+            view.unlinked = "This address is not offered as a link: only http and https addresses are."
+        elif not reading.plain:
+            view.unlinked = (
+                "This address is not offered as a link: a browser would read it otherwise than it "
+                "reads here (see the warnings above)."
+            )
+        else:
+            view.href = url
         return view
     if request.kind != "input":
         return view
