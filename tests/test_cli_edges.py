@@ -42,10 +42,12 @@ def environment(directory: Path, **extra: str) -> dict[str, str]:
     return support_environment(directory, load_local=True, **extra)
 
 
-def run(directory: Path, args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+def run(
+    directory: Path, args: list[str], stdin: str = "", command: str = "call", **env: str
+) -> subprocess.CompletedProcess[str]:
     directory.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
-        [TOOLNEXUS, "call", *args],
+        [TOOLNEXUS, command, *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -111,7 +113,11 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "server-stderr-default": (["--stdio", EDGE, "to_stderr", '{"text": "from-the-server"}'], "", {}),
     "connect-timeout": (["--stdio", "sleep 60", "--connect-timeout", "1", "t"], "", {}),
     "park-hostile-pipe": (["--url", HTTP, "plain_hostile", "--park", "store.db"], "", {}),
+    "tools": (["--stdio", EDGE], "", {}),
+    "tools-json": (["--url", HTTP, "--json"], "", {}),
 }
+COMMANDS = {"tools": "tools", "tools-json": "tools"}
+"""The runs of another command than ``call``."""
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +137,12 @@ def runs(
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
             name: pool.submit(
-                run, root / name, [edge_http_url if arg == HTTP else arg for arg in args], stdin, **env
+                run,
+                root / name,
+                [edge_http_url if arg == HTTP else arg for arg in args],
+                stdin,
+                COMMANDS.get(name, "call"),
+                **env,
             )
             for name, (args, stdin, env) in RUNS.items()
         }
@@ -548,3 +559,30 @@ def test_durable_results_are_escaped_at_a_terminal(edge_http_url: str, tmp_path:
     escaped = "result: \\x1b]0;pwned\\x07\\x1b[2J\\x1b[8mhidden\\x1b[0m Password: \\u202eevil\\u202c end"
     assert escaped in term.screen
     assert not any(ch in term.screen for ch in ESCAPES)
+
+
+# --- toolnexus tools ----------------------------------------------------------------------------------
+
+
+def test_tools_lists_each_tool_with_its_description_and_arguments(runs: dict[str, Any]) -> None:
+    r = runs["tools"]
+    assert r.returncode == 0, r.stderr
+    assert (
+        "needs_sign_in\n"
+        "  Needs the user to sign in at a URL first (-32042), then succeeds.\n"
+        "  arguments:\n"
+        "    tag: string, required\n"
+        "    count: integer, default 1\n"
+        "    complete: boolean, default true\n"
+    ) in r.stdout
+    assert "ask_new_way\n  Asks through a Resolve dependency" in r.stdout
+    assert "toolnexus:" not in r.stderr
+
+
+def test_tools_json_gives_the_tools_as_the_server_describes_them(runs: dict[str, Any]) -> None:
+    r = runs["tools-json"]
+    assert r.returncode == 0, r.stderr
+    tools = {tool["name"]: tool for tool in json.loads(r.stdout)}
+    assert {"needs_sign_in", "ask_new_way", "structured"} <= set(tools)
+    assert tools["structured"]["inputSchema"]["properties"]["n"]["type"] == "integer"
+    assert tools["structured"]["inputSchema"]["required"] == ["n"]

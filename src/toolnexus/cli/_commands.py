@@ -6,7 +6,7 @@ Each subcommand is a module of this package with a ``COMMAND``
 
 from __future__ import annotations
 
-from . import _answer, _call, _demo, _inbox, _pending, _resume
+from . import _answer, _call, _demo, _inbox, _pending, _resume, _tools
 from ._base import Command
 
 __all__ = ["COMMANDS"]
@@ -14,6 +14,7 @@ __all__ = ["COMMANDS"]
 COMMANDS: tuple[Command, ...] = (
     _demo.COMMAND,
     _call.COMMAND,
+    _tools.COMMAND,
     _pending.COMMAND,
     _answer.COMMAND,
     _resume.COMMAND,

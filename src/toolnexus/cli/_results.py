@@ -16,6 +16,7 @@ __all__ = [
     "LEGACY_HINT",
     "asks_the_legacy_way",
     "error_line",
+    "json_text",
     "result_json",
     "result_text",
     "tool_failure",
@@ -70,6 +71,12 @@ def result_json(result: CallToolResult | GetPromptResult | ReadResourceResult) -
             )
     else:
         value = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON whose strings hold no control, format or separator
+    character: each is written as its ``\\u`` escape, the same value to a JSON reader."""
     text = json.dumps(value, ensure_ascii=False, indent=2)
     if all(ch == "\n" or ch.isprintable() for ch in text):
         return text
