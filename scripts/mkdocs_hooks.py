@@ -53,14 +53,17 @@ def page_path(module: str) -> str:
 
 
 def module_page(module: str) -> str:
+    # The module's own heading is the page's title, with the module's name as its anchor,
+    # so a docstring's link to the module ([...][toolnexus.durable]) lands on it.
     return (
-        f"# `{module}`\n\n"
         f"::: {module}\n"
         "    options:\n"
-        "      show_root_heading: false\n"
-        "      show_root_toc_entry: false\n"
+        "      show_root_heading: true\n"
+        "      show_root_full_path: true\n"
+        "      heading_level: 1\n"
         "      members_order: source\n"
         "      filters: public\n"
+        "      show_if_no_docstring: true\n"
         "      show_submodules: false\n"
     )
 

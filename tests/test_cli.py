@@ -137,7 +137,7 @@ DOCS_COMMANDS = [
     for block in re.findall(
         r"^```sh\n(.*?)^```", DOCS_PAGE.read_text(encoding="utf-8"), re.DOTALL | re.MULTILINE
     )
-    for line in block.splitlines()
+    for line in block.replace("\\\n", " ").splitlines()  # a line ending in \ goes on
     if line.strip() and not line.lstrip().startswith("#")
 ]
 """The shell commands shown on the docs page: each runs here, so the page cannot rot."""

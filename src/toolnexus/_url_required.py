@@ -223,7 +223,9 @@ async def call_tool_resolving_urls(
     should return once the user is back (see ``completions``).
 
     ```python
-    result = await call_tool_resolving_urls(client, "fetch_repos", {"org": "acme"}, wait_for=wait_for)
+    result = await call_tool_resolving_urls(
+        client, "fetch_repos", {"org": "acme"}, wait_for=wait_for
+    )
     ```
 
     Args:

@@ -11,7 +11,8 @@ never fetches a URL itself. For example::
     from toolnexus.console import ConsoleResolver
     from toolnexus.mcp import elicitation_callback
 
-    async with Client(server, elicitation_callback=elicitation_callback(ConsoleResolver("my-server"))) as c:
+    callback = elicitation_callback(ConsoleResolver("my-server"))
+    async with Client(server, elicitation_callback=callback) as c:
         ...
 """
 

@@ -392,7 +392,8 @@ def read_form(schema: object) -> Form:
         ("env", "choice", True), ("replicas", "integer", False)]
     assert form.field("env").choices[0].title == "Production"
     assert form.with_defaults({"env": "prod"}) == {"env": "prod", "replicas": 2}
-    assert form.problems({"replicas": 0}) == ["'env' is required", "'replicas' must be at least 1"]
+    assert form.problems({"replicas": 0}) == [
+        "'env' is required", "'replicas' must be at least 1"]
     ```
 
     Every value a server can send gives a ``Form`` or raises

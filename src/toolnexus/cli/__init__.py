@@ -35,8 +35,8 @@ from ._base import EXIT_OK, Command, Context
 from ._connection import add_connection_options, run_connected, server_from
 
 
-def _arguments(parser):  # reuse the shared option sets: add_connection_options here,
-    add_connection_options(parser)  # add_output_options and add_answer_options (_interactive)
+def _arguments(parser):  # reuse the shared option sets: add_connection_options,
+    add_connection_options(parser)  # add_output_options, add_answer_options
 
 
 def _run(args, context: Context) -> int:
@@ -45,7 +45,9 @@ def _run(args, context: Context) -> int:
     return EXIT_OK  # or raise CliError(status, "one line")
 
 
-COMMAND = Command(name="NAME", help="...", description="...", arguments=_arguments, run=_run)
+COMMAND = Command(
+    name="NAME", help="...", description="...", arguments=_arguments, run=_run
+)
 ```
 
 then one line in ``COMMANDS`` in ``_commands.py`` (and its import). Print a result with

@@ -223,7 +223,8 @@ class ScriptedResolver(_Recorder):
          "values": {"region": "eu-west-1", "replicas": 3}},
         {"action": "decline"},
     ])
-    schema = {"type": "object", "properties": {"region": {"type": "string"}, "replicas": {"type": "integer"}}}
+    properties = {"region": {"type": "string"}, "replicas": {"type": "integer"}}
+    schema = {"type": "object", "properties": properties}
     answer = script(form_request(schema, "Deploy where?"))
     assert answer.ok and answer.data == {"region": "eu-west-1", "replicas": 3}
     assert script(form_request(schema, "Again?")).reason == "declined"
@@ -455,7 +456,9 @@ async def elicit_through_server(
         return Answer(request.id, True, {"ok": True})
 
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-    result = anyio.run(lambda: elicit_through_server(agree, schema=schema, era="2025-11-25"))
+    result = anyio.run(
+        lambda: elicit_through_server(agree, schema=schema, era="2025-11-25")
+    )
     assert result.action == "accept" and result.content == {"ok": True}
     ```
 

@@ -5,7 +5,10 @@ from hypothesis import given
 from toolnexus.forms import read_form
 from toolnexus.testing.strategies import answers_for, forms
 
-@given(forms().flatmap(lambda schema: answers_for(schema).map(lambda content: (schema, content))))
+def with_answers(schema):
+    return answers_for(schema).map(lambda content: (schema, content))
+
+@given(forms().flatmap(with_answers))
 def test_answers_fit(case):
     schema, content = case
     assert read_form(schema).problems(content) == []
