@@ -16,6 +16,7 @@ import pytest
 from support.http_process import http_server_process
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
 from support.processes import TESTS_DIR, Processes, forbid_processes_in, quick_test
+from support.stores import backend  # noqa: F401  (each store test on SQLite and on PostgreSQL)
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.stores import Backend, Store
 from toolnexus import Answer, Request
 from toolnexus.durable import (
     STORE_FORMAT,
@@ -24,10 +23,7 @@ from toolnexus.durable import (
     Event,
     LeaseLostError,
     Pending,
-    PostgresStore,
-    SqliteStore,
     StoreError,
-    open_store,
 )
 
 SCHEMA = {
@@ -35,8 +31,6 @@ SCHEMA = {
     "properties": {"name": {"type": "string", "minLength": 2}, "team": {"type": "string", "default": "web"}},
     "required": ["name"],
 }
-
-Store = SqliteStore | PostgresStore
 
 
 def pending(
@@ -60,47 +54,6 @@ def pending(
 def answer_all(store: Store, key: str, n: int = 0) -> None:
     store.record(key, Answer(f"elc-a-{n}", True, {"name": "Ada"}))
     store.record(key, Answer(f"elc-b-{n}", True))
-
-
-class Backend:
-    """Opens store objects on one store (each with connections of its own) and reaches under them."""
-
-    def __init__(self, kind: str, spec: str) -> None:
-        self.kind = kind
-        self.spec = spec
-        self.opened: list[Store] = []
-
-    def open(self, **options: Any) -> Store:
-        store = open_store(self.spec, **options)
-        self.opened.append(store)
-        return store
-
-    def sql(self, sqlite: str, postgres: str, params: tuple[Any, ...] = ()) -> None:
-        """Write under the store, as a hand or another program would."""
-        if self.kind == "sqlite":
-            import sqlite3
-
-            with sqlite3.connect(self.spec) as db:
-                db.execute(sqlite, params)
-        else:
-            import psycopg
-
-            with psycopg.connect(self.spec, autocommit=True) as conn:
-                conn.execute(postgres, params)
-
-    def close(self) -> None:
-        for store in self.opened:
-            store.close()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.e2e)])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    if request.param == "sqlite":
-        made = Backend("sqlite", str(tmp_path / "store.db"))
-    else:
-        made = Backend("postgres", request.getfixturevalue("postgres_url"))
-    yield made
-    made.close()
 
 
 @pytest.fixture
@@ -518,7 +471,7 @@ def test_pages_of_calls_newest_first_by_keyset(store: Store, backend: Backend) -
     second, cursor = store.page(limit=2, before=cursor)
     assert [row[0] for row in second] == [keys[2], keys[1]]
     assert isinstance(second[0][2], ValueError)  # the bad row, in its place
-    assert second[1][2] == pending(1)
+    assert second[1][2] == pending(1, server="alpha")
     third, cursor = store.page(limit=2, before=cursor)
     assert ([row[0] for row in third], cursor) == ([keys[0]], None)
     alpha, _ = store.page(server="alpha")

@@ -40,6 +40,7 @@ from ._store import (
     check_lease,
     check_limit,
     check_retention,
+    check_server,
     decode_answer,
     decode_pending,
     dumps,
@@ -432,12 +433,20 @@ class PostgresStore:
 
         lease = check_lease(lease)
         limit = check_limit(limit)
+        check_server(server)
+        out: builtins.list[Claim] = []
+        while len(out) < limit:  # until enough claims read, or none is left
+            taken, claims = self._claim_once(lease, server, limit - len(out))
+            out.extend(claims)
+            if not taken:
+                break
+        return out
+
+    def _claim_once(self, lease: float, server: object, limit: int) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
         where = f"(status = 'ready' OR (status = 'resuming' AND lease_until < {_NOW}))"
         params: builtins.list[Any] = []
         if server is not ANY_SERVER:
-            if server is not None and not isinstance(server, str):
-                raise TypeError(f"server must be a str, None or ANY_SERVER, not {type(server).__name__}")
             where += " AND server IS NOT DISTINCT FROM %s"
             params.append(server)
         with self._conn(write=True) as conn:
@@ -474,7 +483,7 @@ class PostgresStore:
                     self.fail(key, token, str(err))
                 continue
             out.append(Claim(key, pending, answers, token, int(attempts), float(until)))
-        return out
+        return len(rows), out
 
     def _end(self, key: str, token: str, sql: str, params: tuple[Any, ...]) -> str | None:
 

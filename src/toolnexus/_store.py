@@ -67,6 +67,7 @@ __all__ = [
     "check_lease",
     "check_limit",
     "check_retention",
+    "check_server",
     "decode_answer",
     "decode_json_object",
     "decode_pending",
@@ -830,14 +831,22 @@ class SqliteStore:
         """
         lease = check_lease(lease)
         limit = check_limit(limit)
+        check_server(server)
+        out: builtins.list[Claim] = []
+        while len(out) < limit:  # until enough claims read, or none is left
+            taken, claims = self._claim_once(lease, server, limit - len(out))
+            out.extend(claims)
+            if not taken:
+                break
+        return out
+
+    def _claim_once(self, lease: float, server: object, limit: int) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
         now = time.time()
         until = now + lease
         where = "(status = 'ready' OR (status = 'resuming' AND lease_until < ?))"
         params: builtins.list[Any] = [now]
         if server is not ANY_SERVER:
-            if server is not None and not isinstance(server, str):
-                raise TypeError(f"server must be a str, None or ANY_SERVER, not {type(server).__name__}")
             where += " AND server IS ?"
             params.append(server)
         with self._write() as db:
@@ -858,7 +867,7 @@ class SqliteStore:
                     "SELECT request_id, answer FROM toolnexus_answer WHERE key = ?", (key,)
                 ).fetchall()
                 claimed.append((key, data[0], data[1], answer_rows))
-        return self._decoded_claims(claimed, token, until)
+        return len(claimed), self._decoded_claims(claimed, token, until)
 
     def _decoded_claims(
         self, claimed: builtins.list[tuple[str, Any, int, builtins.list[Any]]], token: str, until: float
@@ -1110,6 +1119,12 @@ def page_rows(rows: list[Any], limit: int) -> tuple[list[tuple[str, str, Pending
         except ValueError as err:
             out.append((str(key), str(created), err))
     return out, cursor
+
+
+def check_server(server: object) -> None:
+    """``claim``'s ``server``: a name, ``None`` (an unnamed server) or ``ANY_SERVER``."""
+    if server is not ANY_SERVER and server is not None and not isinstance(server, str):
+        raise TypeError(f"server must be a str, None or ANY_SERVER, not {type(server).__name__}")
 
 
 def check_limit(limit: object) -> int:

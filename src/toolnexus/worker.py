@@ -1,0 +1,353 @@
+"""A worker: resume parked calls as they become ready, until stopped.
+
+```python
+from toolnexus import durable, worker
+
+store = durable.open_store("postgresql://db.internal/agents")
+await worker.Worker(store, "https://deployer.internal/mcp").run()
+```
+
+A [`Worker`][toolnexus.worker.Worker] keeps one connection to one server, and loops:
+[`resume_ready`][toolnexus.durable.resume_ready] (claim, resume, record, one call at a
+time), then sleeps in the store's [`wait`][toolnexus.durable.SqliteStore.wait] until an
+answer recorded anywhere makes a call ready (``LISTEN``/``NOTIFY`` in PostgreSQL, a
+``PRAGMA data_version`` check every 50 ms in SQLite) or ``idle`` seconds pass (a lease
+that ran out, a deadline). Any number of workers, in any processes on any machines, may
+share a store: each call is resumed by one of them.
+
+Nothing raises out of the loop: a record that does not read is marked ``failed``, a store
+that cannot be reached is retried with a growing pause, a connection to the server that
+breaks is made again. ``toolnexus worker STORE (--stdio CMD | --url URL)`` runs one from
+the command line ([`main`][toolnexus.worker.main]).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from ._store import ANY_SERVER, Event, EventHook, Status, Store, StoreError, StoreUnavailableError, fire
+from ._util import escape_text
+from .durable import Outcome, open_store, park_only, resume_ready
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+__all__ = ["EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "Worker", "main", "outcome_line"]
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK: Final = 0
+EXIT_USAGE: Final = 2
+EXIT_UNREACHABLE: Final = 3
+"""The store or the server cannot be reached when the worker starts."""
+
+_BACKOFF: Final = (0.2, 5.0)  # first and longest pause after a failure
+
+
+class Worker:
+    """Resumes the calls parked in ``store`` from one server, as they become ready.
+
+    Args:
+        store: any [`Store`][toolnexus.durable.Store].
+        server: what ``mcp.Client`` connects to: an ``MCPServer`` (in process), a
+            ``StdioServerParameters``, or a streamable HTTP URL. Ignored with ``connect``.
+        connect: instead of ``server``: a function giving a new async context manager that
+            yields a connected ``mcp.Client`` (built with an ``elicitation_callback``), for
+            a client of your own (roots and sampling callbacks, a protocol mode, auth).
+        lease: seconds a claim holds without renewal (renewed every third of it while
+            the server works).
+        server_name: resume the calls recorded from the server of this name (``None``: an
+            unnamed one); by default the connected server's own name.
+        idle: the longest sleep between two looks at the store when nothing wakes it.
+        retries: how often a failed resume goes back to ``ready`` before it stays ``failed``.
+        on_outcome: called with each [`Outcome`][toolnexus.durable.Outcome].
+        on_event: the notification hook, told of each finished call (and of the new call
+            when the server asked again), as [`Event`][toolnexus.durable.Event]s.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        server: Any = None,
+        *,
+        connect: Callable[[], AbstractAsyncContextManager[Client]] | None = None,
+        lease: float = 60.0,
+        server_name: str | object | None = ANY_SERVER,
+        idle: float = 5.0,
+        retries: int = 0,
+        on_outcome: Callable[[Outcome], None] | None = None,
+        on_event: EventHook | None = None,
+    ) -> None:
+        if connect is None and server is None:
+            raise TypeError("Worker: give the server to connect to, or connect=")
+        self.store = store
+        self.lease = lease
+        self.idle = float(idle)
+        self.retries = retries
+        self.server_name = server_name
+        self.on_outcome = on_outcome
+        self.on_event = on_event
+        self._server = server
+        self._connect = connect
+        self._stopping = False
+        self.resumed = 0
+        """How many calls this worker has ended (any outcome)."""
+
+    def stop(self) -> None:
+        """Ask the loop to end after the call it is resuming (it ends within ``idle`` seconds)."""
+        self._stopping = True
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[Client]:
+        if self._connect is not None:
+            async with self._connect() as client:
+                yield client
+            return
+        from mcp import Client
+
+        async with Client(self._server, elicitation_callback=park_only) as client:
+            yield client
+
+    def _report(self, outcome: Outcome) -> None:
+        self.resumed += 1
+        if self.on_outcome is not None:
+            try:
+                self.on_outcome(outcome)
+            except Exception:
+                logger.exception("the worker's on_outcome failed on %s", outcome.key)
+        if self.on_event is not None and outcome.status in ("done", "failed"):
+            status: Status = "done" if outcome.status == "done" else "failed"
+            fire(self.on_event, Event("finished", outcome.key, status, None, outcome.target, outcome.error))
+            if outcome.next is not None:
+                fire(self.on_event, Event("parked", outcome.next, "waiting", None, outcome.target))
+
+    async def _store_call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        import functools
+
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
+
+    async def run(self, *, once: bool = False) -> int:
+        """Resume calls until [`stop`][toolnexus.worker.Worker.stop] (or, with ``once``, until
+        none is ready); returns how many calls it ended. Raises only when the first
+        connection to the server or the first look at the store fails (so a command can say
+        so and exit); after that, failures are logged and retried."""
+        import anyio
+
+        started = False
+        pause = _BACKOFF[0]
+        await self._store_call(self.store.wait, 0)  # listening before the first look
+        while not self._stopping:
+            try:
+                async with self._client() as client:
+                    started = True
+                    pause = _BACKOFF[0]
+                    if await self._serve(client, once):
+                        return self.resumed
+            except StoreUnavailableError as err:
+                if not started:
+                    raise
+                logger.warning("the store cannot be reached (%s); trying again in %.1f s", err, pause)
+            except Exception as err:
+                if not started:
+                    raise
+                logger.warning(
+                    "the connection to the server failed (%s); connecting again in %.1f s", err, pause
+                )
+            await anyio.sleep(pause)
+            pause = min(pause * 2, _BACKOFF[1])
+        return self.resumed
+
+    async def _serve(self, client: Client, once: bool) -> bool:
+        """Resume on one connection; ``True`` when the worker is done, ``False`` to reconnect
+        (a connection error propagates)."""
+        import anyio
+
+        pause = _BACKOFF[0]
+        swept = -1e9
+        while not self._stopping:
+            try:
+                if anyio.current_time() - swept > self.idle:
+                    await self._store_call(self.store.sweep)
+                    swept = anyio.current_time()
+                outcomes = await resume_ready(
+                    client,
+                    self.store,
+                    lease=self.lease,
+                    server=self.server_name,
+                    retries=self.retries,
+                    on_outcome=self._report,
+                )
+                pause = _BACKOFF[0]
+            except (StoreUnavailableError, StoreError) as err:
+                logger.warning("the store failed (%s); trying again in %.1f s", err, pause)
+                await anyio.sleep(pause)
+                pause = min(pause * 2, _BACKOFF[1])
+                continue
+            if outcomes:
+                continue
+            if once:
+                return True
+            await self._store_call(self.store.wait, self.idle)
+        return True
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def outcome_line(outcome: Outcome) -> str:
+    """One line for an outcome: key, what was called, what came of it; server text escaped."""
+    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}[outcome.method]
+    what = f"{kind} {escape_text(outcome.target)}"
+    if outcome.status == "done":
+        if outcome.next is not None:
+            said = f"done: the server asks again, parked as {outcome.next}"
+        else:
+            is_error = getattr(outcome.result, "is_error", False)
+            said = "done (the tool reported an error)" if is_error else "done"
+    elif outcome.status == "retry":
+        said = f"failed, will retry: {escape_text(outcome.error or '')}"
+    elif outcome.status == "failed":
+        said = f"failed: {escape_text(outcome.error or '')}"
+    else:
+        said = "lost: the lease ran out; another worker may resume it"
+    return f"{outcome.key}  {what}  {said}"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``worker`` subcommand's arguments (``--stdio``/``--url`` too, for ``main``)."""
+    parser.add_argument("store", metavar="STORE", help="the store: a file path, or a postgresql:// URL")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--stdio", metavar='"CMD ARGS"', help="start the server with this command line")
+    where.add_argument("--url", metavar="URL", help="connect to a streamable HTTP server at URL")
+    add_worker_options(parser)
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a worker alone (for a command that has its own connection options)."""
+    parser.add_argument("--once", action="store_true", help="resume what is ready, then exit")
+    parser.add_argument(
+        "--lease", type=float, default=60.0, metavar="SECONDS", help="how long a claim holds unrenewed (60)"
+    )
+    parser.add_argument(
+        "--server-name",
+        metavar="NAME",
+        help="resume the calls parked from the server of this name (default: the connected server's own; "
+        "give the old name of a renamed server)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        metavar="N",
+        help="put a failed call back N times before it stays failed",
+    )
+    parser.add_argument(
+        "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )  # the longest sleep between two looks; tests shorten it
+
+
+def _stdio_server(command: str) -> Any:
+    from mcp import StdioServerParameters
+
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("--stdio needs a command")
+    return StdioServerParameters(command=argv[0], args=argv[1:])
+
+
+def run_command(
+    args: argparse.Namespace, server: Any, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run ``toolnexus worker`` with parsed ``args`` against ``server`` (what ``mcp.Client``
+    takes); one line per call on ``out``, reports on ``err``. Exit 0, or 3 with one line
+    when the store or the server cannot be reached at start, 2 for a store that is not one."""
+    import anyio
+
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+
+    def say(line: str) -> None:
+        err.write(f"toolnexus: {line}\n")
+        err.flush()
+
+    try:
+        store = open_store(args.store, create=False)
+    except StoreUnavailableError as problem:
+        say(f"cannot reach the store: {escape_text(str(problem))}")
+        return EXIT_UNREACHABLE
+    except (StoreError, FileNotFoundError, OSError, ValueError) as problem:
+        say(f"{escape_text(str(args.store))}: cannot open the store: {escape_text(str(problem))}")
+        return EXIT_USAGE
+
+    def printed(outcome: Outcome) -> None:
+        out.write(outcome_line(outcome) + "\n")
+        out.flush()
+
+    name = args.server_name if args.server_name is not None else ANY_SERVER
+    worker = Worker(
+        store,
+        server,
+        lease=args.lease,
+        server_name=name,
+        idle=args.idle,
+        retries=args.retries,
+        on_outcome=printed,
+    )
+
+    def stop(*_: object) -> None:
+        worker.stop()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        anyio.run(lambda: worker.run(once=args.once))
+    except StoreUnavailableError as problem:
+        say(f"cannot reach the store: {escape_text(str(problem))}")
+        return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        return EXIT_OK
+    except Exception as problem:
+        say(f"cannot connect to the server: {escape_text(_first_line(problem))}")
+        return EXIT_UNREACHABLE
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        store.close()
+    return EXIT_OK
+
+
+def _first_line(error: BaseException) -> str:
+    inner = getattr(error, "exceptions", None)  # an exception group: its first member
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        error = inner[0]
+        inner = getattr(error, "exceptions", None)
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:300]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m toolnexus.worker STORE (--stdio CMD | --url URL) [--once]``: the worker
+    command on its own (``toolnexus worker`` is the same)."""
+    parser = argparse.ArgumentParser(
+        prog="toolnexus worker",
+        description="Resume the calls parked in STORE as their questions are answered, one line per call.",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        server = args.url if args.url is not None else _stdio_server(args.stdio)
+    except ValueError as problem:
+        parser.error(str(problem))
+    logging.basicConfig(level=logging.WARNING, format="toolnexus: %(message)s")
+    return run_command(args, server)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

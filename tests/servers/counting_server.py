@@ -1,0 +1,66 @@
+"""A server that counts how often each tool body runs, for the worker tests.
+
+``job(n)`` asks one question (the 2026-07-28 way, through ``Resolve``) and, once answered,
+appends ``"<n> <parent pid> <answer>\\n"`` to the count file (one ``write`` on a file opened
+``O_APPEND``, so lines from many server processes never interleave) and returns ``"job <n>:
+<answer>"``. Its
+``requestState`` is sealed with a key given on the command line, so every copy of the server
+(one per worker, each over stdio) accepts the state any other sealed.
+
+Run: ``python counting_server.py --key HEX --count FILE [--name NAME]`` (stdio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Annotated
+
+from mcp.server.mcpserver import Elicit, ElicitationResult, MCPServer, Resolve
+from mcp.server.request_state import RequestStateSecurity
+from pydantic import BaseModel
+
+
+class Go(BaseModel):
+    """The question ``job`` asks."""
+
+    word: str
+
+
+def _ask(n: int) -> Elicit[Go]:
+    return Elicit(f"A word for job {n}?", Go)
+
+
+def build_server(key: bytes, count_file: str | None, name: str = "counter") -> MCPServer:
+    server = MCPServer(name, request_state_security=RequestStateSecurity(keys=[key], ttl=3600))
+
+    def count(line: str) -> None:
+        if count_file is None:
+            return
+        fd = os.open(count_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    @server.tool()
+    def job(n: int, go: Annotated[ElicitationResult[Go], Resolve(_ask)]) -> str:
+        """Runs once per call: counted."""
+        word = go.data.word if go.action == "accept" else go.action
+        count(f"{n} {os.getppid()} {word}\n")
+        return f"job {n}: {word}"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--key", required=True)
+    parser.add_argument("--count", required=True)
+    parser.add_argument("--name", default="counter")
+    args = parser.parse_args()
+    build_server(bytes.fromhex(args.key), args.count, args.name).run("stdio")
+
+
+if __name__ == "__main__":
+    main()
