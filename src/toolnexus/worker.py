@@ -18,35 +18,27 @@ share a store: each call is resumed by one of them.
 Nothing raises out of the loop: a record that does not read is marked ``failed``, a store
 that cannot be reached is retried with a growing pause, a connection to the server that
 breaks is made again. ``toolnexus worker STORE (--stdio CMD | --url URL)`` runs one from
-the command line ([`main`][toolnexus.worker.main]).
+the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import shlex
-import signal
-import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final
 
 from ._store import ANY_SERVER, Event, EventHook, Status, Store, StoreError, StoreUnavailableError, fire
 from ._util import escape_text
-from .durable import Outcome, open_store, park_only, resume_ready
+from .durable import Outcome, park_only, resume_ready
 
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["EXIT_OK", "EXIT_UNREACHABLE", "EXIT_USAGE", "Worker", "main", "outcome_line"]
+__all__ = ["Worker", "add_worker_options", "outcome_line"]
 
 logger = logging.getLogger(__name__)
-
-EXIT_OK: Final = 0
-EXIT_USAGE: Final = 2
-EXIT_UNREACHABLE: Final = 3
-"""The store or the server cannot be reached when the worker starts."""
 
 _BACKOFF: Final = (0.2, 5.0)  # first and longest pause after a failure
 
@@ -222,15 +214,6 @@ def outcome_line(outcome: Outcome) -> str:
     return f"{outcome.key}  {what}  {said}"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``worker`` subcommand's arguments (``--stdio``/``--url`` too, for ``main``)."""
-    parser.add_argument("store", metavar="STORE", help="the store: a file path, or a postgresql:// URL")
-    where = parser.add_mutually_exclusive_group(required=True)
-    where.add_argument("--stdio", metavar='"CMD ARGS"', help="start the server with this command line")
-    where.add_argument("--url", metavar="URL", help="connect to a streamable HTTP server at URL")
-    add_worker_options(parser)
-
-
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
     """The options of a worker alone (for a command that has its own connection options)."""
     parser.add_argument("--once", action="store_true", help="resume what is ready, then exit")
@@ -253,101 +236,3 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
     )  # the longest sleep between two looks; tests shorten it
-
-
-def _stdio_server(command: str) -> Any:
-    from mcp import StdioServerParameters
-
-    argv = shlex.split(command)
-    if not argv:
-        raise ValueError("--stdio needs a command")
-    return StdioServerParameters(command=argv[0], args=argv[1:])
-
-
-def run_command(
-    args: argparse.Namespace, server: Any, *, out: TextIO | None = None, err: TextIO | None = None
-) -> int:
-    """Run ``toolnexus worker`` with parsed ``args`` against ``server`` (what ``mcp.Client``
-    takes); one line per call on ``out``, reports on ``err``. Exit 0, or 3 with one line
-    when the store or the server cannot be reached at start, 2 for a store that is not one."""
-    import anyio
-
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-
-    def say(line: str) -> None:
-        err.write(f"toolnexus: {line}\n")
-        err.flush()
-
-    try:
-        store = open_store(args.store, create=False)
-    except StoreUnavailableError as problem:
-        say(f"cannot reach the store: {escape_text(str(problem))}")
-        return EXIT_UNREACHABLE
-    except (StoreError, FileNotFoundError, OSError, ValueError) as problem:
-        say(f"{escape_text(str(args.store))}: cannot open the store: {escape_text(str(problem))}")
-        return EXIT_USAGE
-
-    def printed(outcome: Outcome) -> None:
-        out.write(outcome_line(outcome) + "\n")
-        out.flush()
-
-    name = args.server_name if args.server_name is not None else ANY_SERVER
-    worker = Worker(
-        store,
-        server,
-        lease=args.lease,
-        server_name=name,
-        idle=args.idle,
-        retries=args.retries,
-        on_outcome=printed,
-    )
-
-    def stop(*_: object) -> None:
-        worker.stop()
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        anyio.run(lambda: worker.run(once=args.once))
-    except StoreUnavailableError as problem:
-        say(f"cannot reach the store: {escape_text(str(problem))}")
-        return EXIT_UNREACHABLE
-    except KeyboardInterrupt:
-        return EXIT_OK
-    except Exception as problem:
-        say(f"cannot connect to the server: {escape_text(_first_line(problem))}")
-        return EXIT_UNREACHABLE
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        store.close()
-    return EXIT_OK
-
-
-def _first_line(error: BaseException) -> str:
-    inner = getattr(error, "exceptions", None)  # an exception group: its first member
-    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
-        error = inner[0]
-        inner = getattr(error, "exceptions", None)
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text[:300]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m toolnexus.worker STORE (--stdio CMD | --url URL) [--once]``: the worker
-    command on its own (``toolnexus worker`` is the same)."""
-    parser = argparse.ArgumentParser(
-        prog="toolnexus worker",
-        description="Resume the calls parked in STORE as their questions are answered, one line per call.",
-    )
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        server = args.url if args.url is not None else _stdio_server(args.stdio)
-    except ValueError as problem:
-        parser.error(str(problem))
-    logging.basicConfig(level=logging.WARNING, format="toolnexus: %(message)s")
-    return run_command(args, server)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

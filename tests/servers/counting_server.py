@@ -63,4 +63,13 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run under its importable name: the SDK keys a Resolve question by its function's module
+    # and name, so the parking process (which imported servers.counting_server) and this one
+    # must agree on it.
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from servers.counting_server import main as importable_main
+
+    importable_main()

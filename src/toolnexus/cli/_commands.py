@@ -6,7 +6,7 @@ Each subcommand is a module of this package with a ``COMMAND``
 
 from __future__ import annotations
 
-from . import _answer, _call, _demo, _inbox, _pending, _resume, _tools
+from . import _answer, _call, _demo, _inbox, _pending, _resume, _tools, _worker
 from ._base import Command
 
 __all__ = ["COMMANDS"]
@@ -19,4 +19,5 @@ COMMANDS: tuple[Command, ...] = (
     _answer.COMMAND,
     _resume.COMMAND,
     _inbox.COMMAND,
+    _worker.COMMAND,
 )

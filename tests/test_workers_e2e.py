@@ -1,0 +1,313 @@
+"""Workers as processes: ``toolnexus worker`` x4 on one store (a SQLite file, and PostgreSQL), 1,000
+parked calls answered by other processes while the workers run, against a server that counts
+how often each tool body runs. Every call ends ``done`` and each body runs exactly once; with
+workers killed (SIGKILL) at random moments, none is lost and any extra run is one the guarantee
+allows: a call whose resumer was killed after it sent the retry, taken over when its lease ran
+out. Also: PostgreSQL restarted under running workers, a database unreachable at start.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from servers.counting_server import build_server
+from support.postgres import PostgresServer
+from toolnexus import durable
+from toolnexus.durable import Pending, open_store
+
+pytestmark = pytest.mark.e2e
+
+KEY = os.urandom(32)
+SERVER = Path(__file__).resolve().parent / "servers" / "counting_server.py"
+CALLS = 1000
+KILLED_CALLS = 300  # the run with kills: fewer calls, so the whole test command stays short
+RECORDER = """
+import sys
+from toolnexus import Answer
+from toolnexus.durable import open_store
+
+spec, keys = sys.argv[1], sys.argv[2:]
+with open_store(spec, create=False) as store:
+    for key in keys:
+        (request,) = store.get(key).requests
+        store.record(key, Answer(request.id, True, {"word": "w" + key[:6]}))
+"""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "calls.db")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+async def _park(spec: str, count: int) -> list[str]:
+    server = build_server(KEY, None)
+    keys = []
+    with open_store(spec) as store:
+        async with Client(server, elicitation_callback=durable.park_only) as client:
+            for n in range(count):
+                outcome = await durable.call_tool(client, "job", {"n": n})
+                assert isinstance(outcome, Pending)
+                keys.append(store.put(outcome))
+    return keys
+
+
+def park(spec: str, count: int) -> list[str]:
+    return anyio.run(_park, spec, count)
+
+
+class Workers:
+    """``toolnexus worker`` processes on one store, started and killed at will."""
+
+    def __init__(self, spec: str, count_file: Path, tmp: Path, lease: float) -> None:
+        self.spec = spec
+        self.count_file = count_file
+        self.tmp = tmp
+        self.lease = lease
+        self.running: list[subprocess.Popen[bytes]] = []
+        self.killed: list[int] = []
+        self.started = 0
+
+    def start(self) -> None:
+        self.started += 1
+        server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {self.count_file}"
+        with (self.tmp / f"worker-{self.started}.out").open("wb") as out:
+            proc = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "toolnexus", "worker", self.spec, "--stdio", server),
+                    *("--lease", str(self.lease), "--idle", "1"),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        self.running.append(proc)
+
+    def kill_one(self, rng: random.Random) -> None:
+        proc = self.running.pop(rng.randrange(len(self.running)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.killed.append(proc.pid)
+
+    def stop(self) -> None:
+        """Every worker ended at once (its line per call is already written)."""
+        for proc in self.running:
+            proc.kill()
+        for proc in self.running:
+            proc.wait()
+
+    def lost(self) -> set[str]:
+        """The keys a worker reported ``lost``: its lease ran out while the server worked
+        (a stall on a loaded machine), so another worker may have resumed the call too."""
+        return {
+            line.split()[0]
+            for line in self.output().splitlines()
+            if line.endswith("lost: the lease ran out; another worker may resume it")
+        }
+
+    def output(self) -> str:
+        return "".join(path.read_text(errors="replace") for path in sorted(self.tmp.glob("worker-*.out")))
+
+
+@pytest.fixture
+def workers(spec: str, tmp_path: Path) -> Iterator[Workers]:
+    made = Workers(spec, tmp_path / "runs", tmp_path, lease=10)
+    yield made
+    made.stop()
+
+
+def record_from_other_processes(
+    spec: str, keys: list[str], processes: int = 2
+) -> list[subprocess.Popen[bytes]]:
+    shuffled = keys[:]
+    random.Random(7).shuffle(shuffled)
+    return [
+        subprocess.Popen([sys.executable, "-c", RECORDER, spec, *shuffled[i::processes]])
+        for i in range(processes)
+    ]
+
+
+def wait_until_all_done(spec: str, count: int, timeout: float, workers: Workers) -> dict[str, str]:
+    deadline = time.monotonic() + timeout
+    with open_store(spec, create=False, read_only=True) as store:
+        while True:
+            statuses = {call.key: call.status for call in store.calls()}
+            done = sum(status == "done" for status in statuses.values())
+            if done == count:
+                return statuses
+            if time.monotonic() > deadline:
+                counted = collections.Counter(statuses.values())
+                pytest.fail(f"after {timeout} s: {dict(counted)}; workers said:\n{workers.output()[-3000:]}")
+            time.sleep(0.3)
+
+
+def runs(count_file: Path) -> dict[int, list[int]]:
+    """Each job's runs: the pids of the workers whose server ran it, in order."""
+    by_job: dict[int, list[int]] = collections.defaultdict(list)
+    for line in count_file.read_text().splitlines():
+        n, worker_pid, _ = line.split(" ", 2)
+        by_job[int(n)].append(int(worker_pid))
+    return by_job
+
+
+def test_four_workers_resume_a_thousand_calls_each_exactly_once(spec: str, workers: Workers) -> None:
+    keys = park(spec, CALLS)
+    for _ in range(4):
+        workers.start()
+    recorders = record_from_other_processes(spec, keys)
+    for recorder in recorders:
+        assert recorder.wait(timeout=120) == 0
+    statuses = wait_until_all_done(spec, CALLS, 150, workers)
+    assert set(statuses) == set(keys)
+    by_job = runs(workers.count_file)
+    assert sorted(by_job) == list(range(CALLS))
+    assert {n: pids for n, pids in by_job.items() if len(pids) != 1} == {}
+    assert len({pid for pids in by_job.values() for pid in pids}) >= 2  # the work was shared
+    lines = workers.output().splitlines()
+    assert sum(line.endswith("  tool job  done") for line in lines) == CALLS
+    with open_store(spec, create=False) as store:
+        for key in keys[:20]:
+            result = store.call(key).result
+            assert result is not None
+            assert result["content"][0]["text"].endswith(f": w{key[:6]}")
+
+
+def test_workers_killed_at_random_lose_nothing_and_rerun_only_what_the_guarantee_allows(
+    spec: str, workers: Workers
+) -> None:
+    workers.lease = 3  # a killed worker's call is taken over 3 s after its last renewal
+    keys = park(spec, KILLED_CALLS)
+    rng = random.Random(os.getpid())
+    for _ in range(4):
+        workers.start()
+    recorders = record_from_other_processes(spec, keys)
+    for _ in range(6):
+        time.sleep(rng.uniform(0.3, 1.5))
+        workers.kill_one(rng)
+        workers.start()
+    for recorder in recorders:
+        assert recorder.wait(timeout=120) == 0
+    wait_until_all_done(spec, KILLED_CALLS, 150, workers)
+    by_job = runs(workers.count_file)
+    assert sorted(by_job) == list(range(KILLED_CALLS))  # none lost, every call done
+    with open_store(spec, create=False) as store:
+        calls = {call.key: call for call in store.calls()}
+    job_of = {key: (call.pending.arguments or {})["n"] for key, call in calls.items() if call.pending}
+    lost_jobs = {job_of[key] for key in workers.lost()}
+    extra = {n: pids for n, pids in by_job.items() if len(pids) > 1}
+    # An extra run is allowed only for a call whose resumer was killed after it sent the
+    # retry and before it recorded the outcome (at most one per killed worker), or whose
+    # resumer stalled past its lease and said so ("lost"); each such call was claimed again.
+    from_kills = {n: pids for n, pids in extra.items() if n not in lost_jobs}
+    assert len(from_kills) <= len(workers.killed), from_kills
+    for n, pids in from_kills.items():
+        assert all(pid in workers.killed for pid in pids[:-1]), (n, pids, workers.killed)
+    for n in extra:
+        (key,) = [key for key, job in job_of.items() if job == n]
+        assert calls[key].attempts >= len(by_job[n]), (n, calls[key].attempts)
+
+
+def test_postgresql_restarted_under_running_workers(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    workers = Workers(postgres_url, tmp_path / "runs", tmp_path, lease=20)
+    keys = park(postgres_url, 60)
+    try:
+        for _ in range(2):
+            workers.start()
+        for recorder in record_from_other_processes(postgres_url, keys[:30], 1):
+            assert recorder.wait(timeout=60) == 0
+        wait_until_all_done_subset(postgres_url, keys[:30], workers)
+        postgres_server.restart()
+        for recorder in record_from_other_processes(postgres_url, keys[30:], 1):
+            assert recorder.wait(timeout=60) == 0
+        wait_until_all_done(postgres_url, 60, 90, workers)
+    finally:
+        workers.stop()
+    by_job = runs(workers.count_file)
+    assert sorted(by_job) == list(range(60))
+    assert {n: pids for n, pids in by_job.items() if len(pids) != 1} == {}
+
+
+def wait_until_all_done_subset(spec: str, keys: list[str], workers: Workers) -> None:
+    deadline = time.monotonic() + 60
+    with open_store(spec, create=False, read_only=True) as store:
+        while any(store.call(key).status != "done" for key in keys):
+            if time.monotonic() > deadline:
+                pytest.fail(f"not done in 60 s; workers said:\n{workers.output()[-3000:]}")
+            time.sleep(0.2)
+
+
+def test_a_database_unreachable_at_start_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    with socket_closed_port() as port:
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "toolnexus", "worker", f"postgresql://postgres@127.0.0.1:{port}/x"),
+                *(
+                    "--stdio",
+                    f"{sys.executable} {SERVER} --key {KEY.hex()} --count {tmp_path / 'runs'}",
+                    "--once",
+                ),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("toolnexus: cannot reach the store: cannot reach PostgreSQL at 127.0.0.1:")
+
+
+def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
+    spec = str(tmp_path / "calls.db")
+    keys = park(spec, 3)
+    for recorder in record_from_other_processes(spec, keys[:2], 1):
+        assert recorder.wait(timeout=60) == 0
+    server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {tmp_path / 'runs'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", server, "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(f"{key}  tool job  done" for key in keys[:2])
+    missing = subprocess.run(
+        [sys.executable, "-m", "toolnexus", "worker", str(tmp_path / "nope.db"), "--stdio", server, "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2
+    assert "no such store" in missing.stderr
+
+
+class socket_closed_port:  # noqa: N801 - used as a context manager
+    """A port nothing listens on (bound, then closed)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        return port
+
+    def __exit__(self, *exc: object) -> None:
+        pass
