@@ -27,7 +27,7 @@ from support.postgres import PostgresServer
 from toolnexus import durable
 from toolnexus.durable import Pending, open_store
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]  # a thousand calls on a loaded machine
 
 KEY = os.urandom(32)
 SERVER = Path(__file__).resolve().parent / "servers" / "counting_server.py"
@@ -170,8 +170,8 @@ def test_four_workers_resume_a_thousand_calls_each_exactly_once(spec: str, worke
         workers.start()
     recorders = record_from_other_processes(spec, keys)
     for recorder in recorders:
-        assert recorder.wait(timeout=120) == 0
-    statuses = wait_until_all_done(spec, CALLS, 150, workers)
+        assert recorder.wait(timeout=300) == 0
+    statuses = wait_until_all_done(spec, CALLS, 400, workers)
     assert set(statuses) == set(keys)
     by_job = runs(workers.count_file)
     assert sorted(by_job) == list(range(CALLS))
@@ -200,8 +200,8 @@ def test_workers_killed_at_random_lose_nothing_and_rerun_only_what_the_guarantee
         workers.kill_one(rng)
         workers.start()
     for recorder in recorders:
-        assert recorder.wait(timeout=120) == 0
-    wait_until_all_done(spec, KILLED_CALLS, 150, workers)
+        assert recorder.wait(timeout=300) == 0
+    wait_until_all_done(spec, KILLED_CALLS, 400, workers)
     by_job = runs(workers.count_file)
     assert sorted(by_job) == list(range(KILLED_CALLS))  # none lost, every call done
     with open_store(spec, create=False) as store:
