@@ -145,7 +145,7 @@ def wait_until_all_done(spec: str, count: int, timeout: float, workers: Workers)
     deadline = time.monotonic() + timeout
     with open_store(spec, create=False, read_only=True) as store:
         while True:
-            statuses = {call.key: call.status for call in store.calls()}
+            statuses: dict[str, str] = {call.key: call.status for call in store.calls()}
             done = sum(status == "done" for status in statuses.values())
             if done == count:
                 return statuses
