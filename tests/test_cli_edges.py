@@ -114,6 +114,7 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "connect-timeout": (["--stdio", "sleep 60", "--connect-timeout", "1", "t"], "", {}),
     "park-hostile-pipe": (["--url", HTTP, "plain_hostile", "--park", "store.db"], "", {}),
     "tools": (["--stdio", EDGE], "", {}),
+    "park-per-process-key": (["--stdio", EDGE, "ask_new_way", "--park", "store.db"], "", {}),
     "tools-json": (["--url", HTTP, "--json"], "", {}),
 }
 COMMANDS = {"tools": "tools", "tools-json": "tools"}
@@ -586,3 +587,17 @@ def test_tools_json_gives_the_tools_as_the_server_describes_them(runs: dict[str,
     assert {"needs_sign_in", "ask_new_way", "structured"} <= set(tools)
     assert tools["structured"]["inputSchema"]["properties"]["n"]["type"] == "integer"
     assert tools["structured"]["inputSchema"]["required"] == ["n"]
+
+
+def test_park_over_stdio_warns_when_a_new_server_process_refuses_the_state(runs: dict[str, Any]) -> None:
+    # The edge server seals its request state with a key of its own process (the SDK's default).
+    r = runs["park-per-process-key"]
+    assert r.returncode == 0, r.stderr
+    key = r.stdout.strip()
+    assert len(key) == 16
+    said = lines(r.stderr)
+    assert said[0].startswith(f"toolnexus: parked as {key}: 1 question waits")
+    assert said[1].startswith("toolnexus: warning: the server `")
+    assert "refused the parked call's state on a new connection" in said[1]
+    assert len(said) == 2, r.stderr
+    assert "requestState rejected" not in r.stderr  # the probe's server log stays off the terminal

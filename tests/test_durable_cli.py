@@ -78,7 +78,7 @@ def test_park_answer_resume_in_three_processes(
 
     status, out, err = command(capsys, "pending", str(store))
     assert status == 0, err
-    assert out.splitlines()[0] == f"{key}  durable-server  tool profile"
+    assert out.splitlines()[0] == f"{key}  durable-server  tool profile  waiting"
     assert "waiting  Profile for p3" in out
 
     status, _, err = command(capsys, "resume", str(store), key, "--url", url)
@@ -162,8 +162,7 @@ def test_a_legacy_connection_cannot_park(
     assert status == 2
     assert "2025-11-25" in err
     assert "call without --park" in err
-    with SqliteStore(store) as opened:
-        assert opened.list() == []
+    assert not store.exists()  # nothing was parked: no store was made
 
 
 def test_a_missing_store_or_key_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -230,3 +229,87 @@ async def test_a_tool_with_header_arguments_parks_and_resumes_on_fresh_connectio
         "action": "accept",
         "content": {"name": "Lee", "age": 40, "newsletter": False},
     }
+
+
+def test_pending_tells_accepted_declined_and_cancelled_apart(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "pending.db"
+    key = park(capsys, url, store, "pair")
+    with SqliteStore(store) as opened:
+        first, second = opened.get(key).requests
+        opened.record(key, Answer.decline(first))
+        opened.record(key, Answer.cancel(second))
+    status, out, err = command(capsys, "pending", str(store))
+    assert status == 0, err
+    assert out.splitlines() == [
+        f"{key}  durable-server  tool pair  ready",
+        f"  {first.id}  declined  First person?",
+        f"  {second.id}  cancelled  Second person?",
+    ]
+
+
+def test_pending_opens_the_store_read_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE mine (x)")
+    before = other.read_bytes()
+    status, _, err = command(capsys, "pending", str(other))
+    assert status == 2
+    assert "not a toolnexus store" in err
+    assert other.read_bytes() == before
+    assert not (tmp_path / "other.db-wal").exists()
+
+
+def test_the_end_of_input_at_answer_records_nothing_for_the_questions_left(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "pending.db"
+    key = park(capsys, url, store, "pair")
+    # The first form: a name, Enter for the team's default, Enter at the review; then the input ends.
+    monkeypatch.setattr("sys.stdin", io.StringIO("Ada\n\n\n"))
+    status, _, err = command(capsys, "answer", str(store), key)
+    assert status == 130, err
+    assert "nothing recorded for the 1 question(s) not answered" in err
+    with SqliteStore(store) as opened:
+        first, second = opened.get(key).requests
+        assert opened.answers(key) == {first.id: Answer(first.id, True, {"name": "Ada", "team": "platform"})}
+    status, out, _ = command(capsys, "pending", str(store))
+    assert f"  {first.id}  accepted  First person?" in out
+    assert f"  {second.id}  waiting  Second person?" in out
+
+
+def test_a_question_answered_elsewhere_meanwhile_is_said_once_and_skipped(url: str, tmp_path: Path) -> None:
+    import select
+
+    store = tmp_path / "pending.db"
+    parked = toolnexus("call", "--url", url, "--park", str(store), "pair")
+    assert parked.returncode == 0, parked.stderr
+    key = parked.stdout.strip()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolnexus", "answer", str(store), key],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    shown = b""
+    while b"name: " not in shown:  # the first question is on screen
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, shown
+        chunk = os.read(proc.stdout.fileno(), 65536)
+        assert chunk, shown
+        shown += chunk
+    with SqliteStore(store) as opened:  # another answerer is first
+        first, _ = opened.get(key).requests
+        opened.record(key, Answer(first.id, True, {"name": "Lee"}))
+    # This answerer's answer to the first question; then the input ends.
+    _, err = proc.communicate(b"Kim\n\n\n", timeout=60)
+    assert proc.returncode == 130, err
+    said = err.decode()
+    assert said.count(f"{first.id} was answered elsewhere meanwhile; going on") == 1, said
+    assert len(said) < 2000  # no loop
+    with SqliteStore(store) as opened:
+        assert opened.answers(key) == {first.id: Answer(first.id, True, {"name": "Lee"})}

@@ -1,16 +1,32 @@
-"""``toolnexus answer STORE KEY``: ask a parked call's questions here and record the answers."""
+"""``toolnexus answer STORE KEY``: ask a parked call's questions here and record the answers.
+
+Quitting is not answering: Ctrl-C, Ctrl-D or the end of piped input stops the command
+(exit 130) and records nothing for the question on screen nor for those after it; the
+answers given before stay. When another answerer records a question first, the refused
+record is followed by a fresh read of the store: the user is told the question was answered
+elsewhere, and the next one is asked.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 from .._util import escape_text
 from .._wire import Answer
-from ._base import EXIT_INTERRUPTED, EXIT_OK, CliError, Command, Context
+from ._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CliError, Command, Context
 from ._stores import add_store_argument, get_pending, open_store
 
-__all__ = ["COMMAND"]
+__all__ = ["COMMAND", "TRIES"]
+
+TRIES = 3
+"""Times one question is asked when its answer cannot be recorded, before it is left open."""
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,36 +47,106 @@ def _passed(expires_at: str) -> bool:
     return moment < dt.datetime.now(dt.timezone.utc)
 
 
+class _Stop:
+    """Whether the user stopped: Ctrl-C, or the end of the input (read through :meth:`stdin`)."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self.ended = False
+
+    @contextlib.contextmanager
+    def on_ctrl_c(self) -> Iterator[None]:
+        """While inside, Ctrl-C is noted (and still interrupts the read, as always)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum: int, frame: object) -> None:
+            self.interrupted = True
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def stdin(self, stream: Any) -> Any:
+        """``stream``, with its end noted when a read finds it."""
+        stop = self
+
+        class Noted:
+            def readline(self, *args: Any) -> str:
+                line: str = stream.readline(*args)
+                if not line:
+                    stop.ended = True
+                return line
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(stream, name)
+
+        return Noted()
+
+
 def _run(args: argparse.Namespace, context: Context) -> int:
     from ..console import ConsoleResolver
 
     output = context.output
-    store = open_store(args.store, create=False)
+    store = open_store(args.store)
     context.stack.callback(store.close)
     pending = get_pending(store, args.key)
+    key = escape_text(args.key)
     answered = store.answers(args.key)
     todo = [request for request in pending.requests if request.id not in answered]
-    resolver = ConsoleResolver(args.server_name or pending.server, open_browser=not args.no_browser)
-    for request in todo:
-        if request.expiresAt is not None and _passed(request.expiresAt):
-            output.error(f"{request.id} expired at {request.expiresAt}")
-            store.record(args.key, Answer(request.id, False, None, "expired"))
-            continue
-        while True:
-            with output.question():
-                answer = resolver(request)
-            try:
-                store.record(args.key, answer)
-                break
-            except ValueError as err:
-                output.error(f"{err}; asked again")
-        if resolver.quit_requested:
-            raise CliError(EXIT_INTERRUPTED, "interrupted (the answers given so far are kept)")
-    how = "already answered" if not todo else "answered"
-    output.error(
-        f"{escape_text(args.key)} is {how}; resume with: toolnexus resume {args.store} {args.key} "
-        "(--stdio CMD | --url URL)"
+    stop = _Stop()
+    piped = not sys.stdin.isatty()
+    resolver = ConsoleResolver(
+        args.server_name or pending.server,
+        open_browser=not args.no_browser,
+        stdin=stop.stdin(sys.stdin) if piped else None,
+        stdout=sys.stdout if piped else None,
     )
+    left: list[str] = []
+    with stop.on_ctrl_c():
+        for number, request in enumerate(todo):
+            if request.expiresAt is not None and _passed(request.expiresAt):
+                output.error(f"{request.id} expired at {request.expiresAt}")
+                store.record(args.key, Answer.expire(request))
+                continue
+            for _ in range(TRIES):
+                with output.question():
+                    answer = resolver(request)
+                if stop.interrupted or stop.ended or resolver.quit_requested:
+                    open_count = len(todo) - number
+                    raise CliError(
+                        EXIT_INTERRUPTED,
+                        f"stopped: nothing recorded for the {open_count} question(s) not answered; "
+                        f"the answers given before are kept (toolnexus pending {args.store} shows them)",
+                    )
+                try:
+                    store.record(args.key, answer)
+                    break
+                except KeyError:
+                    raise CliError(EXIT_USAGE, f"{key} is no longer in the store") from None
+                except ValueError as err:
+                    # Another answerer may have been first: read the store again.
+                    if request.id in store.answers(args.key):
+                        output.error(f"{request.id} was answered elsewhere meanwhile; going on")
+                        break
+                    status = store.call(args.key).status
+                    if status != "waiting":
+                        raise CliError(EXIT_USAGE, f"{key} is {status} now: nothing more to answer") from None
+                    output.error(f"{err}; asked again")
+            else:
+                left.append(request.id)
+                output.error(f"{request.id}: no answer could be recorded; it stays open")
+    if left:
+        again = f"toolnexus answer {args.store} {key}"
+        output.error(f"{key}: {len(left)} question(s) stay open; answer later with: {again}")
+        return EXIT_OK
+    how = "already answered" if not todo else "answered"
+    resume = f"toolnexus resume {args.store} {key} (--stdio CMD | --url URL)"
+    output.error(f"{key} is {how}; resume with: {resume}")
     return EXIT_OK
 
 
@@ -68,7 +154,10 @@ COMMAND = Command(
     name="answer",
     help="answer a parked call's questions here",
     description="Ask the questions of the call parked under KEY at the terminal and record the "
-    "answers in STORE; then resume it with 'toolnexus resume'.",
+    "answers in STORE; then resume it with 'toolnexus resume'. Ctrl-C, Ctrl-D or the end of piped "
+    "input stops (exit 130) and records nothing for the questions not answered yet; the answers "
+    "given before are kept. Without a terminal, one line of stdin is read per field, and one for "
+    "the review of each form.",
     arguments=_arguments,
     run=_run,
 )

@@ -1,4 +1,4 @@
-"""``toolnexus pending STORE``: what waits in a store."""
+"""``toolnexus pending STORE``: the calls kept in a store, and where each question stands."""
 
 from __future__ import annotations
 
@@ -10,32 +10,37 @@ from ._stores import add_store_argument, open_store, what_is_called
 
 __all__ = ["COMMAND"]
 
-_STATES = {None: "waiting", "declined": "declined", "cancelled": "cancelled", "expired": "expired"}
-
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     add_store_argument(parser, key=False)
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
-    store = open_store(args.store, create=False)
+    store = open_store(args.store, read_only=True)  # writes nothing, not even the tables
     context.stack.callback(store.close)
     try:
-        waiting = store.list()
+        calls = store.calls()
     except ValueError as err:
         raise CliError(EXIT_USAGE, escape_text(str(err))) from None
-    if not waiting:
+    if not calls:
         context.output.error(f"nothing waits in {args.store}")
         return EXIT_OK
     out: list[str] = []
-    for key, pending in waiting:
-        answered = store.answers(key)
+    for call in calls:
+        # Every text from the store is escaped, one-line items always (a line break in a
+        # key or a prompt would fake the next entry); the writer escapes the rest at a terminal.
+        key = escape_text(call.key)
+        if call.pending is None:
+            out.append(f"{key}  {call.status}  (the record does not read: {escape_text(call.error or '')})")
+            continue
+        pending = call.pending
         server = escape_text(pending.server) if pending.server else "(unnamed server)"
-        out.append(f"{escape_text(key)}  {server}  {what_is_called(pending)}")
+        out.append(f"{key}  {server}  {what_is_called(pending)}  {call.status}")
+        answers = store.answers(call.key) if call.answered else {}
         for request in pending.requests:
-            answer = answered.get(request.id)
+            answer = answers.get(request.id)
             if answer is None:
-                state = "waiting"
+                state = "waiting" if call.status == "waiting" else "unanswered"
             elif answer.ok:
                 state = "accepted"
             else:
@@ -45,15 +50,18 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             if request.expiresAt:
                 line += f"  (until {escape_text(request.expiresAt)})"
             out.append(line)
+        if call.error:
+            out.append(f"  ({escape_text(call.error)})")
     context.output.result("\n".join(out))
     return EXIT_OK
 
 
 COMMAND = Command(
     name="pending",
-    help="list the calls parked in a store",
-    description="List the calls parked in STORE, oldest first: key, server, what was called, and each "
-    "question with its state: waiting, accepted, declined, cancelled or expired.",
+    help="list the calls kept in a store, and where each question stands",
+    description="List the calls kept in STORE (a file, or a postgresql:// URL), oldest first: key, "
+    "server, what was called, its status (waiting, ready, resuming, done, failed, expired), and each "
+    "question: waiting, accepted, declined, cancelled or expired. The store is opened read-only.",
     arguments=_arguments,
     run=_run,
 )

@@ -8,6 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from .._log import log_traffic
+from .._util import escape_text
 from .._wire import Answer, Request
 from ._base import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
 from ._connection import add_connection_options, run_connected, server_from
@@ -46,9 +47,13 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
     output = context.output
     server = server_from(args, context.stack)
-    store = open_store(args.store, create=False)
+    store = open_store(args.store)
     context.stack.callback(store.close)
     pending = get_pending(store, args.key)
+    status = store.call(args.key).status
+    if status in ("resuming", "done", "failed", "expired"):
+        said = {"resuming": "being resumed elsewhere", "done": "done already"}.get(status, status)
+        raise CliError(EXIT_USAGE, f"{escape_text(args.key)} is {said}: nothing to resume")
     answers = store.answers(args.key)
     try:
         elicit_results(pending, answers)
@@ -73,9 +78,9 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         except Exception as err:
             raise durable_failure(what, err, server.label) from None
         if isinstance(outcome, Pending):
-            status = report_parked(output, store, outcome, "the server asks again: parked")
+            key = store.put(outcome)
             store.remove(args.key)
-            return status
+            return report_parked(output, args.store, key, outcome, "the server asks again: parked")
         store.remove(args.key)  # the server has answered: done, whatever it said
         if args.json:
             output.result(result_json(outcome))

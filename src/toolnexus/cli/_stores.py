@@ -15,10 +15,11 @@ from ._output import Output, reason
 if TYPE_CHECKING:
     from mcp import Client
 
-    from ..durable import Pending, SqliteStore
+    from ..durable import Pending, Store
 
 __all__ = [
     "add_store_argument",
+    "check_can_create",
     "check_era",
     "durable_failure",
     "get_pending",
@@ -29,26 +30,45 @@ __all__ = [
 ]
 
 
-def open_store(path: str, *, create: bool) -> SqliteStore:
-    """The store at ``path``; a usage error when it is absent (unless ``create``) or unreadable."""
+def open_store(spec: str, *, create: bool = False, read_only: bool = False) -> Store:
+    """The store ``spec`` names (a file, or a ``postgresql://`` URL), opened through
+    [`durable.open_store`][toolnexus.durable.open_store]: a usage error when it is absent
+    (unless ``create``), not a store, or unreadable; exit 3 when its database cannot be
+    reached. A read-only opening writes nothing, not even the tables."""
     import sqlite3
 
-    from ..durable import SqliteStore
+    from ..durable import StoreUnavailableError
+    from ..durable import open_store as open_durable_store
 
-    shown = escape_text(path)
-    if not create and not os.path.exists(path):
-        raise CliError(EXIT_USAGE, f"{shown}: no such store")
+    shown = escape_text(spec)
     try:
-        return SqliteStore(path)
+        return open_durable_store(spec, create=create, read_only=read_only)
+    except FileNotFoundError:
+        raise CliError(EXIT_USAGE, f"{shown}: no such store") from None
+    except StoreUnavailableError as err:
+        raise CliError(EXIT_CONNECTION, f"{shown}: {escape_text(str(err))}") from None
     except (ValueError, sqlite3.Error, OSError) as err:
         raise CliError(EXIT_USAGE, f"{shown}: cannot open the store: {escape_text(str(err))}") from None
 
 
-def get_pending(store: SqliteStore, key: str) -> Pending:
+def check_can_create(spec: str) -> None:
+    """A usage error now, before any call is made, when a store at ``spec`` could be
+    neither opened nor created later; nothing is created here."""
+    from pathlib import Path
+
+    if spec.lower().startswith(("postgresql://", "postgres://")) or os.path.exists(spec):
+        open_store(spec).close()  # it must be a store already
+        return
+    parent = Path(spec).parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(EXIT_USAGE, f"{escape_text(spec)}: cannot create a store there")
+
+
+def get_pending(store: Store, key: str) -> Pending:
     try:
         return store.get(key)
     except KeyError:
-        raise CliError(EXIT_USAGE, f"no call is parked under {escape_text(key)!r} in {store.path}") from None
+        raise CliError(EXIT_USAGE, f"no call is parked under {escape_text(key)!r}") from None
     except ValueError as err:
         raise CliError(EXIT_USAGE, escape_text(str(err))) from None
 
@@ -61,13 +81,12 @@ def what_is_called(pending: Pending) -> str:
     return f"{kind} {escape_text(pending.target)}"
 
 
-def report_parked(output: Output, store: SqliteStore, pending: Pending, how: str) -> int:
-    """Keep ``pending`` in ``store``, print its key on stdout and say how to answer it."""
-    key = store.put(pending)
+def report_parked(output: Output, spec: str, key: str, pending: Pending, how: str) -> int:
+    """Print the key ``pending`` is kept under on stdout, and say how to answer it."""
     count = len(pending.requests)
     questions = "1 question waits" if count == 1 else f"{count} questions wait"
     output.result(key)
-    output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {store.path} {key}")
+    output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {spec} {key}")
     return EXIT_OK
 
 
