@@ -17,18 +17,16 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2 as httpx
 import pytest
 import uvicorn
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect
 
-from servers.inbox_server import park, resume
+from servers.inbox_server import in_a_thread, park, resume
 from support.axe import ensure_axe
 from support.browser import browser
 from support.http_process import http_server_process
@@ -51,10 +49,8 @@ class Inbox:
     # Playwright's sync API holds an event loop in this thread: the MCP client runs in another.
 
     def park(self, tool: str, arguments: dict[str, Any] | None = None) -> str:
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(
-                anyio.run, lambda: park(self.store, tool, arguments, url=self.server, expires_in=3600)
-            ).result()
+        key: str = in_a_thread(lambda: park(self.store, tool, arguments, url=self.server, expires_in=3600))
+        return key
 
     def work(self) -> list[Any]:
         """What a worker does: claim and resume every ready call, record each outcome."""
@@ -67,12 +63,12 @@ class Inbox:
             async with Client(self.server, elicitation_callback=durable.park_only) as client:
                 return await durable.resume_ready(client, self.store)
 
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(anyio.run, run).result()
+        outcomes: list[Any] = in_a_thread(run)
+        return outcomes
 
     def resume(self, key: str) -> dict[str, Any]:
-        with ThreadPoolExecutor(1) as pool:
-            return pool.submit(anyio.run, lambda: resume(self.store, key, url=self.server)).result()
+        result: dict[str, Any] = in_a_thread(lambda: resume(self.store, key, url=self.server))
+        return result
 
 
 @pytest.fixture(scope="module")

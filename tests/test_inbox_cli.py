@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import httpx2 as httpx
 import pytest
 
-from servers.inbox_server import park
+from servers.inbox_server import in_a_thread, park
 from toolnexus.durable import SqliteStore
 
 
@@ -33,7 +32,7 @@ def start(*argv: str) -> subprocess.Popen[str]:
 def test_it_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     path = tmp_path / "pending.db"
     with SqliteStore(path) as store:
-        key = anyio.run(lambda: park(store, "sign_in", {"tag": "cli"}))
+        key = in_a_thread(lambda: park(store, "sign_in", {"tag": "cli"}))
     proc = start(str(path))
     try:
         assert proc.stdout is not None

@@ -190,6 +190,17 @@ async def park(
     return key
 
 
+def in_a_thread(fn: Any, *args: Any) -> Any:
+    """``anyio.run(fn, *args)`` in a thread of its own: a test whose thread holds an event loop
+    (Playwright's sync API does) can still run the MCP client."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()
+
+
 async def resume(store: Any, key: str, *, url: str | None = None) -> dict[str, Any]:
     """Resume the call parked under ``key`` with its recorded answers (through the server at
     ``url``, or a fresh in-process one); the tool's JSON result."""

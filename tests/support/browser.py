@@ -2,8 +2,13 @@
 
 Playwright's own browser download is not reachable here, so Chromium is launched from the
 system with ``executable_path``; the test command installs it (``apt-get install chromium``)
-when missing. One browser per test session, shared: each test opens its own context (its
-own cookies), which costs milliseconds where a browser start costs a second.
+when missing. One browser per test module, shared by its tests: each test opens its own
+context (its own cookies), which costs milliseconds where a browser start costs a second.
+Not one per session: while Playwright's sync API runs it holds an asyncio event loop running
+in the main thread, and every later test of the session that runs a loop there
+(``anyio.run``, ``asyncio.run``, pytest's anyio plugin) would fail; at the end of the module
+it stops, and the thread is free again. Inside such a module, run async code in a thread of
+its own.
 
 ```python
 from support.browser import browser, launch  # the fixture, and the launcher for scripts
@@ -51,9 +56,9 @@ def launch(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=list(ARGS))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One Chromium for the whole session."""
+    """One Chromium for the test module."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
