@@ -39,14 +39,13 @@ Standard library only: importing it costs nothing.
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from ._errors import ToolnexusError
 from ._sensitive import looks_secret
@@ -55,7 +54,10 @@ from ._util import escape_text
 __all__ = [
     "FORMATS",
     "MAX_CHOICES",
+    "MAX_COUNT",
     "MAX_FIELDS",
+    "MAX_FORM_CHOICES",
+    "MAX_TEXT",
     "Choice",
     "Field",
     "FieldType",
@@ -92,7 +94,7 @@ class FormError(ToolnexusError, ValueError):
     property and the keyword (escaped: it is safe to show or log), never a value."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Choice:
     """One choice of a single- or multi-select."""
 
@@ -102,8 +104,14 @@ class Choice:
     """What the user is shown: the schema's ``title`` or ``enumNames`` entry, or the value
     itself written as text when the schema gives none."""
 
+    def __init__(self, value: Scalar, title: str) -> None:
+        # The one way a Choice is made; frozen, its attributes written here once.
+        values = self.__dict__
+        values["value"] = value
+        values["title"] = title
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, init=False)
 class Field:
     """One field of a form, as [`read_form`][toolnexus.forms.read_form] read it.
 
@@ -130,7 +138,9 @@ class Field:
     nullable: bool = False
     """Whether ``null`` is an answer (``anyOf: [T, {type: null}]``, ``type: [T, "null"]``)."""
     choices: tuple[Choice, ...] = ()
-    """The choices of a ``"choice"`` or ``"choices"`` field, in the schema's order."""
+    """The choices of a ``"choice"`` or ``"choices"`` field, in the schema's order. A value
+    the schema's own constraints rule out (a ``type``, ``minLength``, ``format``, ``maximum``
+    ... beside the choices that it does not fit) is not offered."""
     min_length: int | None = None
     """``minLength`` of a string, in characters (code points)."""
     max_length: int | None = None
@@ -139,8 +149,9 @@ class Field:
     """``format`` of a string, one of [`FORMATS`][toolnexus.forms.FORMATS]; another
     format (``uuid``, ...) is an annotation and is not kept."""
     pattern: str | None = None
-    """``pattern`` of a string, as text, for a UI to show. Never compiled or checked here:
-    it is the server's regular expression, and the server checks it on receipt."""
+    """``pattern`` of a string, or of a select's choices (of ``items`` for a multi-select),
+    as text, for a UI to show. Never compiled or checked here: it is the server's regular
+    expression, and the server checks it on receipt."""
     minimum: int | float | None = None
     """The least number allowed (see [`exclusive_minimum`][toolnexus.forms.Field.exclusive_minimum])."""
     maximum: int | float | None = None
@@ -155,15 +166,85 @@ class Field:
     """``maxItems`` of a multi-select."""
     unique_items: bool = False
     """``uniqueItems`` of a multi-select: a choice may not be picked twice."""
-    _keys: Mapping[tuple[str, Scalar], Choice] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
-    def __post_init__(self) -> None:
-        # The choices by value, so that checking an answer is linear, however many there are.
-        if self.choices:
-            keys = {_choice_key(c.value): c for c in self.choices}
-            object.__setattr__(self, "_keys", MappingProxyType(keys))
+    def __init__(
+        self,
+        name: str,
+        type: FieldType,
+        required: bool = False,
+        title: str | None = None,
+        description: str | None = None,
+        default: Any = None,
+        has_default: bool = False,
+        nullable: bool = False,
+        choices: tuple[Choice, ...] = (),
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: str | None = None,
+        pattern: str | None = None,
+        minimum: int | float | None = None,
+        maximum: int | float | None = None,
+        exclusive_minimum: bool = False,
+        exclusive_maximum: bool = False,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        unique_items: bool = False,
+    ) -> None:
+        # The one way a Field is made. It is frozen: its attributes are written here, once,
+        # and only those that differ from the class's defaults (a form has many fields and
+        # each sets few of its twenty attributes; reading them is the same either way).
+        values = self.__dict__
+        values["name"] = name
+        values["type"] = type
+        if required is not False:
+            values["required"] = required
+        if title is not None:
+            values["title"] = title
+        if description is not None:
+            values["description"] = description
+        if default is not None:
+            values["default"] = default
+        if has_default is not False:
+            values["has_default"] = has_default
+        if nullable is not False:
+            values["nullable"] = nullable
+        if choices != ():
+            values["choices"] = choices
+        if min_length is not None:
+            values["min_length"] = min_length
+        if max_length is not None:
+            values["max_length"] = max_length
+        if format is not None:
+            values["format"] = format
+        if pattern is not None:
+            values["pattern"] = pattern
+        if minimum is not None:
+            values["minimum"] = minimum
+        if maximum is not None:
+            values["maximum"] = maximum
+        if exclusive_minimum is not False:
+            values["exclusive_minimum"] = exclusive_minimum
+        if exclusive_maximum is not False:
+            values["exclusive_maximum"] = exclusive_maximum
+        if min_items is not None:
+            values["min_items"] = min_items
+        if max_items is not None:
+            values["max_items"] = max_items
+        if unique_items is not False:
+            values["unique_items"] = unique_items
+
+    def _index(self) -> dict[tuple[str, Scalar] | None, Choice]:
+        """The choices by value, so that checking an answer is linear, however many there
+        are: made when the first answer is checked (reading a form does not need it), and
+        kept beside the attributes (it is not one: it only repeats ``choices``)."""
+        keys: dict[tuple[str, Scalar] | None, Choice] | None = self.__dict__.get("_keys")
+        if keys is None:
+            keys = {}
+            for choice in self.choices:
+                value = choice.value
+                keys[("s", value) if value.__class__ is str else _choice_key(value)] = choice
+            self.__dict__["_keys"] = keys
+        return keys
 
     @property
     def label(self) -> str:
@@ -174,7 +255,7 @@ class Field:
         """The choice whose value is ``value`` (``"1"`` is not ``1``, ``True`` is not ``1``),
         or ``None``."""
         key = _choice_key(value)
-        return None if key is None else self._keys.get(key)
+        return None if key is None else self._index().get(key)
 
     def problems(self, value: object) -> list[str]:
         """What is wrong with ``value`` as this field's answer; ``[]`` when it fits.
@@ -183,7 +264,71 @@ class Field:
         nullable field. Whether a required field was answered at all is the form's
         question: see [`Form.problems`][toolnexus.forms.Form.problems].
         """
+        if self._fits(value):
+            return []
         return list(self._problems(value))
+
+    def _fits(self, value: object) -> bool:
+        """Whether ``value`` fits: the quick answer to ``not self.problems(value)``, with no
+        message written. ``_problems`` gives the same verdict, with the reasons."""
+        kind = self.type
+        if value is None:
+            return self.nullable
+        if kind == "string":
+            if value.__class__ is not str and not isinstance(value, str):
+                return False
+            if self.min_length is not None or self.max_length is not None:
+                length = len(value)
+                if self.min_length is not None and length < self.min_length:
+                    return False
+                if self.max_length is not None and length > self.max_length:
+                    return False
+            return self.format is None or _FORMAT_CHECKS[self.format](value)
+        if kind == "choice":
+            key = _choice_key(value)
+            return key is not None and key in self._index()
+        if kind == "integer" or kind == "number":
+            if _number_problem(value, integer=kind == "integer") is not None:
+                return False
+            low, high = self.minimum, self.maximum
+            if low is not None:
+                if self.exclusive_minimum:
+                    if not value > low:  # type: ignore[operator]
+                        return False
+                elif value < low:  # type: ignore[operator]
+                    return False
+            if high is not None:
+                if self.exclusive_maximum:
+                    if not value < high:  # type: ignore[operator]
+                        return False
+                elif value > high:  # type: ignore[operator]
+                    return False
+            return True
+        if kind == "boolean":
+            return isinstance(value, bool)
+        # "choices"
+        if not isinstance(value, list):
+            return False
+        if self.min_items is not None and len(value) < self.min_items:
+            return False
+        if self.max_items is not None and len(value) > self.max_items:
+            return False
+        keys = self._index()
+        if self.unique_items:
+            seen: set[str] = set()
+            for item in value:
+                if item.__class__ is not str and not isinstance(item, str):
+                    return False
+                if ("s", item) not in keys or item in seen:
+                    return False
+                seen.add(item)
+            return True
+        for item in value:
+            if item.__class__ is not str and not isinstance(item, str):
+                return False
+            if ("s", item) not in keys:
+                return False
+        return True
 
     def _problems(self, value: object) -> Iterator[str]:
         where = _quote(self.name)
@@ -243,7 +388,7 @@ class Field:
         repeated = False
         for number, item in enumerate(value, start=1):
             key = _choice_key(item) if isinstance(item, str) else None
-            if key is None or key not in self._keys:
+            if key is None or key not in self._index():
                 yield f"{where} item {number} must be one of: {self._listing()}"
             elif key in seen:
                 repeated = True
@@ -253,12 +398,12 @@ class Field:
             yield f"{where} must not repeat an item"
 
     def _listing(self, limit: int = 12) -> str:
-        shown = [escape_text(_text(c.value))[:60] for c in self.choices[:limit]]
+        shown = [escape_text(_text(c.value)[:60])[:60] for c in self.choices[:limit]]
         more = len(self.choices) - limit
         return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, init=False)
 class Form:
     """A form: its fields in the schema's order, read by [`read_form`][toolnexus.forms.read_form]."""
 
@@ -268,13 +413,20 @@ class Form:
     """The schema's own ``title``."""
     description: str | None = None
     """The schema's own ``description``."""
-    _by_name: dict[str, Field] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _by_name: ClassVar[Mapping[str, Field]] = MappingProxyType({})
 
-    def __post_init__(self) -> None:
-        names = {f.name: f for f in self.fields}
-        if len(names) != len(self.fields):
-            raise ValueError("Form: two fields have the same name")
-        object.__setattr__(self, "_by_name", names)
+    def __init__(
+        self, fields: tuple[Field, ...] = (), title: str | None = None, description: str | None = None
+    ) -> None:
+        # The one way a Form is made; frozen, its attributes written here once.
+        by_name = {f.name: f for f in fields}
+        if len(by_name) != len(fields):
+            raise FormError("Form: two fields have the same name")
+        values = self.__dict__
+        values["fields"] = fields
+        values["title"] = title
+        values["description"] = description
+        values["_by_name"] = by_name
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -299,18 +451,23 @@ class Form:
 
         Raises ``TypeError`` when ``content`` is not a mapping.
         """
-        if not isinstance(content, Mapping):
+        if content.__class__ is not dict and not isinstance(content, Mapping):
             raise TypeError(f"Form.problems: content must be a mapping, not {type(content).__name__}")
-        problems = [
-            f"{_quote(str(key))} is not a field of the requested schema"
-            for key in content
-            if not isinstance(key, str) or key not in self._by_name
-        ]
+        by_name = self._by_name
+        problems: list[str] = []
+        if not by_name.keys() >= content.keys():
+            problems.extend(
+                f"{_quote(str(key))} is not a field of the requested schema"
+                for key in content
+                if not isinstance(key, str) or key not in by_name
+            )
         for f in self.fields:
-            if f.name in content:
-                problems.extend(f._problems(content[f.name]))
-            elif f.required:
-                problems.append(f"{_quote(f.name)} is required")
+            value = content.get(f.name, _MISSING)
+            if value is _MISSING:
+                if f.required:
+                    problems.append(f"{_quote(f.name)} is required")
+            elif not f._fits(value):
+                problems.extend(f._problems(value))
         return problems
 
     def with_defaults(self, content: Mapping[str, Any]) -> dict[str, Any]:
@@ -323,19 +480,41 @@ class Form:
 
         Raises ``TypeError`` when ``content`` is not a mapping.
         """
-        if not isinstance(content, Mapping):
+        if content.__class__ is not dict and not isinstance(content, Mapping):
             raise TypeError(f"Form.with_defaults: content must be a mapping, not {type(content).__name__}")
         filled = dict(content)
         for f in self.fields:
-            if f.has_default and f.name not in filled and not f.problems(f.default):
-                filled[f.name] = copy.copy(f.default)  # a list default is not shared
+            if f.has_default and f.name not in filled and f._fits(f.default):
+                default = f.default
+                filled[f.name] = list(default) if default.__class__ is list else default  # not shared
         return filled
+
+
+_MISSING: Any = object()
 
 
 # --- reading ------------------------------------------------------------------------------
 
-# Keywords whose check is outside the subset, or that make the form something other than a
-# flat object of fields: a schema that uses one is refused rather than half-checked.
+MAX_FORM_CHOICES = 10_000
+"""The most choices a whole form may offer, counted over all its fields (with the items of
+multi-select defaults), a ``$defs`` entry counted once for each ``$ref`` to it; a schema
+that would give more is refused."""
+
+MAX_TEXT = 200_000
+"""The most characters of text a form may hold: its fields' names, titles, descriptions,
+patterns and text defaults, its choices' values and titles, and its own title and
+description, a ``$defs`` entry counted once for each ``$ref`` to it. A schema that would
+give more is refused, so that nothing that reads a form (checking answers, spotting
+secrets, showing it) has more text to go through than this."""
+
+MAX_COUNT = 2**53 - 1
+"""The largest ``minLength``, ``maxLength``, ``minItems`` or ``maxItems`` read: the largest
+integer JSON numbers hold exactly everywhere (JavaScript's ``Number.MAX_SAFE_INTEGER``)."""
+
+# Keywords whose check is outside the subset, or that make a field something other than a
+# flat field: a schema that uses one, anywhere the form model reads, is refused rather than
+# half-checked. ``$id`` below the top is refused too: it would change what a ``$ref`` beside
+# or under it points at.
 _REFUSED = frozenset(
     {
         "not",
@@ -359,10 +538,52 @@ _REFUSED = frozenset(
         "multipleOf",
         "$dynamicRef",
         "$recursiveRef",
+        "extends",  # draft 3
+        "disallow",  # draft 3
+        "divisibleBy",  # draft 3
     }
 )
+# At the top, the object itself: composition and a reference would add conditions on the
+# whole answer that the fields do not carry; ``enum``/``const`` would pin the whole answer.
+_TOP_REFUSED = _REFUSED | {"allOf", "anyOf", "oneOf", "$ref", "enum", "const"}
+_FIELD_REFUSED = _REFUSED | {"$id"}
+# Keywords that take a field apart (a reference, a wrapper, a nullable union, choices).
+_WRAPPERS = frozenset(("$ref", "allOf", "anyOf", "oneOf"))
+_CHOICE_KEYS = frozenset(("enum", "oneOf", "anyOf", "const", "enumNames"))
+# A select's own constraints on its values: a choice that does not meet them is not offered.
+_VALUE_LIMITS = frozenset(
+    ("minLength", "maxLength", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+)
+# What the form model reads as a condition on the answer: where a ``$ref``, ``allOf`` or a
+# nullable union meets the keywords beside it, such a keyword set on both sides must say
+# the same (both apply); any other keyword beside it (``title``, ``default``, ...) is laid
+# over the one inside.
+_ASSERTED = frozenset(
+    (
+        "type",
+        "enum",
+        "const",
+        "oneOf",
+        "anyOf",
+        "items",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+    )
+)
+# A choice branch (``oneOf``/``anyOf`` of ``{const, title}``) holds nothing that narrows it.
+_BRANCH_REFUSED = (
+    _FIELD_REFUSED | _WRAPPERS | _VALUE_LIMITS | {"type", "enum", "pattern", "items", "properties"}
+)
 _NULL_TYPE = "null"
-_PLAIN = frozenset(("$ref", "allOf", "anyOf", "oneOf"))
 _TYPE_WORDS: dict[str, str] = {
     "string": "a string",
     "number": "a number",
@@ -372,6 +593,9 @@ _TYPE_WORDS: dict[str, str] = {
     "choices": "a list of choices",
 }
 _FLOAT_MAX = 1.7976931348623157e308
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_ITEMS = " 'items'"
+_ONLY_TEXT = {str}
 
 
 def read_form(schema: object) -> Form:
@@ -398,27 +622,57 @@ def read_form(schema: object) -> Form:
 
     Every value a server can send gives a ``Form`` or raises
     [`FormError`][toolnexus.forms.FormError] (a ``ValueError``), in time linear in the size
-    of the schema: see the module's description for what is read and what is refused.
+    of the schema, and what it gives is bounded: at most [`MAX_FIELDS`][toolnexus.forms.MAX_FIELDS]
+    fields, [`MAX_FORM_CHOICES`][toolnexus.forms.MAX_FORM_CHOICES] choices and
+    [`MAX_TEXT`][toolnexus.forms.MAX_TEXT] characters of text, however many ``$ref``s share
+    a definition. See the module's description for what is read and what is refused.
     """
-    if not isinstance(schema, Mapping):
+    if schema.__class__ is not dict and not isinstance(schema, Mapping):
         raise FormError(f"the schema must be a JSON object, not {_json_type(schema)}")
-    _refuse_keywords(schema, "the schema")
+    if not _TOP_REFUSED.isdisjoint(schema):
+        _refuse(schema, _TOP_REFUSED, "the schema")
     kind = schema.get("type", "object")
     if kind != "object":
         raise FormError(f"the schema's 'type' must be \"object\", not {_json_type(kind, show=True)}")
-    properties = schema.get("properties", {})
-    if not isinstance(properties, Mapping):
+    properties = schema.get("properties", _EMPTY)
+    if properties.__class__ is not dict and not isinstance(properties, Mapping):
         raise FormError(f"the schema's 'properties' must be an object, not {_json_type(properties)}")
     if len(properties) > MAX_FIELDS:
         raise FormError(f"the schema has {len(properties)} properties; at most {MAX_FIELDS} are read")
-    required = _required(schema.get("required", []), properties)
-    defs = _Defs(schema)
-    fields = tuple(
-        _read_field(str(name), prop, str(name) in required, defs) for name, prop in properties.items()
-    )
+    required = schema.get("required")
+    names = frozenset() if required is None and "required" not in schema else _required(required, properties)
+    extra = schema.get("additionalProperties")
+    if not (extra is None or extra is True or extra is False or isinstance(extra, Mapping)):
+        raise FormError(
+            f"the schema's 'additionalProperties' must be a boolean or a schema, not {_json_type(extra)}"
+        )
     title = _text_of(schema, "title", "the schema")
     description = _text_of(schema, "description", "the schema")
-    return Form(fields, title, description)
+    text = (len(title) if title else 0) + (len(description) if description else 0)
+    choices = 0
+    fields = []
+    for name, prop in properties.items():
+        if name.__class__ is not str and not isinstance(name, str):
+            raise FormError(f"the schema's 'properties' has a key that is {_json_type(name)}, not a name")
+        field, size = _read_field(name, prop, name in names, schema)
+        fields.append(field)
+        # What the field holds, counted as produced: a $ref's target once for each use.
+        text += size
+        if field.choices:
+            choices += len(field.choices)
+            if field.default.__class__ is list:
+                choices += len(field.default)
+            if choices > MAX_FORM_CHOICES:
+                raise FormError(
+                    f"the schema offers more than {MAX_FORM_CHOICES:,} choices in all (a '$ref' counts "
+                    f"each time it is used); at most {MAX_FORM_CHOICES:,} are read"
+                )
+        if text > MAX_TEXT:
+            raise FormError(
+                f"the schema holds more than {MAX_TEXT:,} characters of text in all (a '$ref' counts "
+                f"each time it is used); at most {MAX_TEXT:,} are read"
+            )
+    return Form(tuple(fields), title, description)
 
 
 def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]:
@@ -426,7 +680,6 @@ def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]
         raise FormError(f"the schema's 'required' must be an array, not {_json_type(required)}")
     if len(required) > MAX_FIELDS:
         raise FormError(f"the schema's 'required' lists {len(required)} names; at most {MAX_FIELDS} are read")
-    names = set()
     for name in required:
         if not isinstance(name, str):
             raise FormError(f"the schema's 'required' holds {_json_type(name)}, not a property name")
@@ -434,88 +687,121 @@ def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]
             raise FormError(
                 f"the schema's 'required' names {_quote(name)}, which is not one of its properties"
             )
-        names.add(name)
-    return frozenset(names)
+    return frozenset(required)
 
 
-class _Defs:
-    """The schema's own ``$defs``/``definitions``, for a local ``$ref``."""
-
-    def __init__(self, schema: Mapping[str, Any]) -> None:
-        self._schema = schema
-
-    def resolve(self, ref: object, where: str) -> Mapping[str, Any]:
-        if not isinstance(ref, str):
-            raise FormError(f"{where}: '$ref' must be a string, not {_json_type(ref)}")
-        for section in ("$defs", "definitions"):
-            prefix = f"#/{section}/"
-            if ref.startswith(prefix):
-                name = ref[len(prefix) :]
-                if "/" in name:
-                    break
-                name = name.replace("~1", "/").replace("~0", "~")
-                defs = self._schema.get(section)
-                target = defs.get(name) if isinstance(defs, Mapping) else None
-                if not isinstance(target, Mapping):
-                    raise FormError(f"{where}: '$ref' points to nothing in the schema's {section}")
-                return target
-        raise FormError(
-            f"{where}: '$ref' may only point into the schema's own $defs or definitions; "
-            "references elsewhere are never fetched"
-        )
+def _where(name: str, part: str = "") -> str:
+    """Where a problem is, for a message: written only when there is one."""
+    return f"property {_quote(name)}{part}"
 
 
-def _merge(outer: Mapping[str, Any], inner: Mapping[str, Any], drop: str) -> dict[str, Any]:
-    """``inner`` with ``outer``'s keywords laid over it, ``outer[drop]`` left out."""
+def _refuse(node: Mapping[str, Any], refused: frozenset[str], where: str) -> None:
+    for key in node:
+        if key in refused:
+            raise FormError(f"{where}: the keyword {_quote(str(key))} is outside the elicitation subset")
+
+
+def _resolve(root: Mapping[str, Any], ref: object, where: str) -> Mapping[str, Any]:
+    """The target of a local ``$ref`` into the schema's own ``$defs``/``definitions``."""
+    if not isinstance(ref, str):
+        raise FormError(f"{where}: '$ref' must be a string, not {_json_type(ref)}")
+    for section in ("$defs", "definitions"):
+        prefix = f"#/{section}/"
+        if ref.startswith(prefix):
+            name = ref[len(prefix) :]
+            if "/" in name:
+                break
+            name = name.replace("~1", "/").replace("~0", "~")
+            defs = root.get(section)
+            target = defs.get(name) if (defs.__class__ is dict or isinstance(defs, Mapping)) else None
+            if target.__class__ is not dict and not isinstance(target, Mapping):
+                raise FormError(f"{where}: '$ref' points to nothing in the schema's {section}")
+            return target
+    raise FormError(
+        f"{where}: '$ref' may only point into the schema's own $defs or definitions; "
+        "references elsewhere are never fetched"
+    )
+
+
+_SCALARS = (str, int, float, bool)
+
+
+def _merge(
+    outer: Mapping[str, Any], inner: Mapping[str, Any], drop: str, name: str, part: str = ""
+) -> dict[str, Any]:
+    """``inner`` with ``outer``'s keywords laid over it, ``outer[drop]`` left out. Both
+    apply, so a condition set on both sides must be the same on both (a plain value: two
+    lists or schemas are not compared, and not taken)."""
     merged = dict(inner)
-    merged.update((k, v) for k, v in outer.items() if k != drop)
+    for key, value in outer.items():
+        if key == drop:
+            continue
+        if key in _ASSERTED and key in merged:
+            other = merged[key]
+            if not (value.__class__ in _SCALARS and other.__class__ is value.__class__ and other == value):
+                raise FormError(
+                    f"{_where(name, part)}: {_quote(str(key))} is set both beside {_quote(drop)} and in what "
+                    "it holds, differently; "
+                    "only one of them is read"
+                )
+        merged[key] = value
     return merged
 
 
-def _unwrap(prop: Mapping[str, Any], where: str, defs: _Defs) -> tuple[Mapping[str, Any], bool]:
+def _deref(node: Mapping[str, Any], name: str, root: Mapping[str, Any]) -> dict[str, Any]:
+    """``node`` with its ``$ref`` followed once: the target, ``node``'s keywords laid over it."""
+    target = _resolve(root, node["$ref"], _where(name))
+    if "$ref" in target or "allOf" in target:
+        raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
+    return _merge(node, target, "$ref", name)
+
+
+def _unwrap(prop: Mapping[str, Any], name: str, root: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
     """The property with a ``$ref``, a one-branch ``allOf`` and a nullable union taken
     apart: the plain schema underneath, and whether ``null`` is allowed. At most one
     ``$ref`` is followed, and the result is never unwrapped again: nothing recurses."""
-    if _PLAIN.isdisjoint(prop) and not isinstance(prop.get("type"), list):
-        return prop, False  # the common case: nothing to take apart
-    refs = 0
-
-    def deref(node: Mapping[str, Any]) -> Mapping[str, Any]:
-        nonlocal refs
-        if "$ref" in node:
-            refs += 1
-            if refs > 1:
-                raise FormError(f"{where}: a '$ref' that leads to another '$ref' is not followed")
-            target = defs.resolve(node["$ref"], where)
-            if "$ref" in target or "allOf" in target:
-                raise FormError(f"{where}: a '$ref' that leads to another '$ref' is not followed")
-            return _merge(node, target, "$ref")
-        return node
-
-    node = deref(prop)
+    followed = "$ref" in prop
+    node = _deref(prop, name, root) if followed else prop
     all_of = node.get("allOf")
     if all_of is not None:
-        if not (isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping)):
-            raise FormError(f"{where}: 'allOf' is read only as one schema wrapped in a list")
-        node = _merge(node, deref(all_of[0]), "allOf")
-        if "allOf" in all_of[0]:
-            raise FormError(f"{where}: 'allOf' inside 'allOf' is not read")
+        if not (
+            isinstance(all_of, list)
+            and len(all_of) == 1
+            and (all_of[0].__class__ is dict or isinstance(all_of[0], Mapping))
+        ):
+            raise FormError(f"{_where(name)}: 'allOf' is read only as one schema wrapped in a list")
+        branch = all_of[0]
+        if "allOf" in branch:
+            raise FormError(f"{_where(name)}: 'allOf' inside 'allOf' is not read")
+        if "$ref" in branch:
+            if followed:
+                raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
+            branch, followed = _deref(branch, name, root), True
+        node = _merge(node, branch, "allOf", name)
     nullable = False
     for union in ("anyOf", "oneOf"):
         branches = node.get(union)
-        if not isinstance(branches, list) or len(branches) != 2:
+        if branches.__class__ is not list or len(branches) != 2:
             continue
-        nulls = [b for b in branches if _is_null_schema(b)]
-        if len(nulls) != 1:
+        first, second = branches
+        if _is_null_schema(first):
+            if _is_null_schema(second):
+                continue
+            other = second
+        elif _is_null_schema(second):
+            other = first
+        else:
             continue
-        other = branches[1] if nulls[0] is branches[0] else branches[0]
-        if not isinstance(other, Mapping):
-            raise FormError(f"{where}: '{union}' holds {_json_type(other)}, not a schema")
-        inner = deref(other)
+        if other.__class__ is not dict and not isinstance(other, Mapping):
+            raise FormError(f"{_where(name)}: '{union}' holds {_json_type(other)}, not a schema")
+        if "$ref" in other:
+            if followed:
+                raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
+            other, followed = _deref(other, name, root), True
         for key in ("anyOf", "oneOf", "allOf", "$ref"):
-            if key in inner and not (key in ("anyOf", "oneOf") and _is_const_list(inner[key])):
-                raise FormError(f"{where}: '{union}' with null is read only around a plain schema")
-        node = _merge(node, inner, union)
+            if key in other and not (key in ("anyOf", "oneOf") and _is_const_list(other[key])):
+                raise FormError(f"{_where(name)}: '{union}' with null is read only around a plain schema")
+        node = _merge(node, other, union, name)
         nullable = True
         break
     kind = node.get("type")
@@ -525,73 +811,152 @@ def _unwrap(prop: Mapping[str, Any], where: str, defs: _Defs) -> tuple[Mapping[s
             node = {**node, "type": types[0]}
             nullable = True
         elif kind == [_NULL_TYPE]:
-            raise FormError(f"{where}: a field that can only be null asks for nothing")
+            raise FormError(f"{_where(name)}: a field that can only be null asks for nothing")
         else:
-            raise FormError(f"{where}: 'type' lists several types; only one, or one and \"null\", is read")
+            raise FormError(
+                f"{_where(name)}: 'type' lists several types; only one, or one and \"null\", is read"
+            )
     return node, nullable
 
 
+# Keywords that could narrow the null branch of a nullable union; a branch with one is not
+# read as "or null".
+_NULL_REFUSED = _FIELD_REFUSED | _WRAPPERS | {"enum", "const"}
+
+
 def _is_null_schema(node: object) -> bool:
-    return isinstance(node, Mapping) and node.get("type") == _NULL_TYPE and "enum" not in node
-
-
-def _is_const_list(branches: object) -> bool:
-    return isinstance(branches, list) and all(isinstance(b, Mapping) and "const" in b for b in branches)
-
-
-def _read_field(name: str, prop: object, required: bool, defs: _Defs) -> Field:
-    where = f"property {_quote(name)}"
-    if not isinstance(prop, Mapping):
-        raise FormError(f"{where} must be a schema object, not {_json_type(prop)}")
-    node, nullable = _unwrap(prop, where, defs)
-    _refuse_keywords(node, where)
-    if "properties" in node or node.get("type") == "object":
-        raise FormError(f"{where}: a nested object ('properties') is not a field of a form")
-    kind = node.get("type")
-    facts: dict[str, Any]
-    if kind == "array":
-        field_type: FieldType = "choices"
-        facts = _read_multi(node, where, defs)
-    elif (choices := _read_choices(node, where, multi=False)) is not None:
-        if kind is not None and kind not in ("string", "number", "integer", "boolean"):
-            raise FormError(f"{where}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        field_type, facts = "choice", {"choices": choices}
-    elif kind == "string":
-        fmt, pattern = node.get("format"), node.get("pattern")
-        if pattern is not None and not isinstance(pattern, str):
-            raise FormError(f"{where}: 'pattern' must be a string, not {_json_type(pattern)}")
-        field_type = "string"
-        facts = {
-            "min_length": _count(node, "minLength", where),
-            "max_length": _count(node, "maxLength", where),
-            "format": fmt if isinstance(fmt, str) and fmt in FORMATS else None,
-            "pattern": pattern,
-        }
-    elif kind == "number" or kind == "integer":
-        field_type, facts = kind, _read_bounds(node, where)
-    elif kind == "boolean":
-        field_type, facts = "boolean", {}
-    elif kind is None:
-        raise FormError(f"{where} has no 'type' and no choices: it does not say what it asks for")
-    else:
-        raise FormError(f"{where}: 'type' {_json_type(kind, show=True)} is not a field of a form")
-    default, has_default = _default(node, where, field_type, nullable)
-    return Field(
-        name,
-        field_type,
-        required,
-        title=_text_of(node, "title", where),
-        description=_text_of(node, "description", where),
-        default=default,
-        has_default=has_default,
-        nullable=nullable,
-        **facts,
+    return (
+        (node.__class__ is dict or isinstance(node, Mapping))
+        and node.get("type") == _NULL_TYPE
+        and _NULL_REFUSED.isdisjoint(node)
     )
 
 
-def _read_bounds(node: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _is_const_list(branches: object) -> bool:
+    return isinstance(branches, list) and all(
+        (b.__class__ is dict or isinstance(b, Mapping)) and "const" in b for b in branches
+    )
+
+
+def _read_field(name: str, prop: object, required: bool, root: Mapping[str, Any]) -> tuple[Field, int]:
+    """The field ``name``, and the characters of text it holds (see ``MAX_TEXT``)."""
+    if prop.__class__ is not dict and not isinstance(prop, Mapping):
+        raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
+    kind = prop.get("type")
+    nullable = False
+    if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
+        node, nullable = _unwrap(prop, name, root)
+        kind = node.get("type")
+    else:
+        node = prop  # the common case: nothing to take apart
+    if not _FIELD_REFUSED.isdisjoint(node):
+        _refuse(node, _FIELD_REFUSED, _where(name))
+    if "properties" in node or kind == "object":
+        raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
+    size = len(name)
+    title = node.get("title")
+    if title is not None:
+        if title.__class__ is not str and not isinstance(title, str):
+            raise FormError(f"{_where(name)}: 'title' must be a string, not {_json_type(title)}")
+        size += len(title)
+    description = node.get("description")
+    if description is not None:
+        if description.__class__ is not str and not isinstance(description, str):
+            raise FormError(f"{_where(name)}: 'description' must be a string, not {_json_type(description)}")
+        size += len(description)
+    choosing = not _CHOICE_KEYS.isdisjoint(node)
+    if kind == "string" and not choosing:
+        pattern = node.get("pattern")
+        if pattern is not None:
+            if pattern.__class__ is not str and not isinstance(pattern, str):
+                raise FormError(f"{_where(name)}: 'pattern' must be a string, not {_json_type(pattern)}")
+            size += len(pattern)
+        fmt = node.get("format")
+        if fmt is not None and (fmt.__class__ is not str or fmt not in FORMATS):
+            fmt = None  # another format is an annotation
+        min_length = node.get("minLength")
+        if min_length is not None and (min_length.__class__ is not int or not 0 <= min_length <= MAX_COUNT):
+            min_length = _count(node, "minLength", name)
+        max_length = node.get("maxLength")
+        if max_length is not None and (max_length.__class__ is not int or not 0 <= max_length <= MAX_COUNT):
+            max_length = _count(node, "maxLength", name)
+        if "default" in node:
+            default, has_default = _default(node, name, "string", nullable)
+            if default is not None:
+                size += len(default)
+            field = Field(
+                name, "string", required, title, description, default, has_default, nullable, (),
+                min_length, max_length, fmt, pattern,
+            )  # fmt: skip
+        else:
+            field = Field(
+                name, "string", required, title, description, None, False, nullable, (),
+                min_length, max_length, fmt, pattern,
+            )  # fmt: skip
+        return field, size
+    if kind == "array":
+        if choosing:
+            raise FormError(
+                f"{_where(name)}: an array's own 'enum', 'const', 'oneOf' or 'anyOf' is not read; "
+                "its choices go in 'items'"
+            )
+        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(node, name, root)
+        default, has_default = (
+            _default(node, name, "choices", nullable) if "default" in node else (None, False)
+        )
+        if pattern is not None:
+            size += len(pattern)
+        if default is not None:
+            size += sum(map(len, default))
+        field = Field(
+            name, "choices", required, title, description, default, has_default, nullable, choices,
+            None, None, None, pattern, None, None, False, False, min_items, max_items, unique,
+        )  # fmt: skip
+        return field, size + choices_size
+    if choosing:
+        if kind is not None and kind not in ("string", "number", "integer", "boolean"):
+            raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} does not fit a choice")
+        choices, choices_size = _read_choices(node, name, "", multi=False)
+        pattern = node.get("pattern")
+        if pattern is not None:
+            if pattern.__class__ is not str and not isinstance(pattern, str):
+                raise FormError(f"{_where(name)}: 'pattern' must be a string, not {_json_type(pattern)}")
+            size += len(pattern)
+        default, has_default = (
+            _default(node, name, "choice", nullable) if "default" in node else (None, False)
+        )
+        if default.__class__ is str:
+            size += len(default)
+        field = Field(
+            name, "choice", required, title, description, default, has_default, nullable, choices,
+            None, None, None, pattern,
+        )  # fmt: skip
+        return field, size + choices_size
+    if kind == "number" or kind == "integer":
+        low, high, exclusive_low, exclusive_high = _read_bounds(node, name)
+        default, has_default = _default(node, name, kind, nullable) if "default" in node else (None, False)
+        field = Field(
+            name, kind, required, title, description, default, has_default, nullable, (),
+            None, None, None, None, low, high, exclusive_low, exclusive_high,
+        )  # fmt: skip
+        return field, size
+    if kind == "boolean":
+        default, has_default = (
+            _default(node, name, "boolean", nullable) if "default" in node else (None, False)
+        )
+        return Field(name, "boolean", required, title, description, default, has_default, nullable), size
+    if kind is None:
+        raise FormError(f"{_where(name)} has no 'type' and no choices: it does not say what it asks for")
+    raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} is not a field of a form")
+
+
+def _read_bounds(
+    node: Mapping[str, Any], name: str, part: str = ""
+) -> tuple[int | float | None, int | float | None, bool, bool]:
     """A number's bounds: ``minimum``/``maximum`` and either form of ``exclusive*``."""
-    low, high = _bound(node, "minimum", where), _bound(node, "maximum", where)
+    low, high = _bound(node, "minimum", name, part), _bound(node, "maximum", name, part)
+    if "exclusiveMinimum" not in node and "exclusiveMaximum" not in node:
+        return low, high, False, False
     exclusive_low = exclusive_high = False
     for key in ("exclusiveMinimum", "exclusiveMaximum"):
         value = node.get(key)
@@ -603,121 +968,221 @@ def _read_bounds(node: Mapping[str, Any], where: str) -> dict[str, Any]:
             else:
                 exclusive_high = True
             continue
-        bound = _bound(node, key, where)
+        bound = _bound(node, key, name, part)
         assert bound is not None
         if key == "exclusiveMinimum":
             if low is None or bound >= low:
                 low, exclusive_low = bound, True
         elif high is None or bound <= high:
             high, exclusive_high = bound, True
-    return {
-        "minimum": low,
-        "maximum": high,
-        "exclusive_minimum": exclusive_low and low is not None,
-        "exclusive_maximum": exclusive_high and high is not None,
-    }
+    return low, high, exclusive_low and low is not None, exclusive_high and high is not None
 
 
-def _read_multi(node: Mapping[str, Any], where: str, defs: _Defs) -> dict[str, Any]:
+def _read_multi(
+    node: Mapping[str, Any], name: str, root: Mapping[str, Any]
+) -> tuple[tuple[Choice, ...], int, str | None, int | None, int | None, bool]:
     items = node.get("items")
-    if not isinstance(items, Mapping):
-        raise FormError(f"{where}: an array's 'items' must be a schema object, not {_json_type(items)}")
+    if items.__class__ is not dict and not isinstance(items, Mapping):
+        raise FormError(
+            f"{_where(name)}: an array's 'items' must be a schema object, not {_json_type(items)}"
+        )
     if "$ref" in items:
-        items = _merge(items, defs.resolve(items["$ref"], where), "$ref")
+        items = _merge(items, _resolve(root, items["$ref"], _where(name)), "$ref", name, _ITEMS)
         if "$ref" in items:
-            raise FormError(f"{where}: a '$ref' that leads to another '$ref' is not followed")
-    _refuse_keywords(items, f"{where} 'items'")
+            raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
+    if not _FIELD_REFUSED.isdisjoint(items):
+        _refuse(items, _FIELD_REFUSED, _where(name, _ITEMS))
+    if "allOf" in items:
+        raise FormError(f"{_where(name, _ITEMS)}: 'allOf' is not read in 'items'")
     if items.get("type", "string") != "string":
-        raise FormError(f"{where}: a multi-select's 'items' must be strings")
-    choices = _read_choices(items, f"{where} 'items'", multi=True)
-    if choices is None:
-        raise FormError(f"{where}: a list of free text is not in the subset; 'items' must offer choices")
+        raise FormError(f"{_where(name)}: a multi-select's 'items' must be strings")
+    if _CHOICE_KEYS.isdisjoint(items):
+        raise FormError(
+            f"{_where(name)}: a list of free text is not in the subset; 'items' must offer choices"
+        )
+    choices, size = _read_choices(items, name, _ITEMS, multi=True)
+    pattern = items.get("pattern")
+    if pattern is not None and not isinstance(pattern, str):
+        raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
     unique = node.get("uniqueItems", False)
     if not isinstance(unique, bool):
-        raise FormError(f"{where}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
-    return {
-        "choices": choices,
-        "min_items": _count(node, "minItems", where),
-        "max_items": _count(node, "maxItems", where),
-        "unique_items": unique,
-    }
+        raise FormError(f"{_where(name)}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
+    return choices, size, pattern, _count(node, "minItems", name), _count(node, "maxItems", name), unique
 
 
-def _read_choices(node: Mapping[str, Any], where: str, *, multi: bool) -> tuple[Choice, ...] | None:
+def _read_choices(
+    node: Mapping[str, Any], name: str, part: str, *, multi: bool
+) -> tuple[tuple[Choice, ...], int]:
     """The choices of ``enum`` (with ``enumNames``), ``oneOf``/``anyOf`` of ``const`` or a
-    lone ``const``; ``None`` when the node offers none."""
-    given = [key for key in ("enum", "oneOf", "anyOf", "const") if key in node]
-    if not given:
-        if "enumNames" in node:
-            raise FormError(f"{where}: 'enumNames' without 'enum'")
-        return None
-    if len(given) > 1:
-        raise FormError(f"{where}: {' and '.join(repr(k) for k in given)} together are not read")
-    key = given[0]
+    lone ``const``, less those the node's own ``type``, lengths, ``format`` or bounds rule
+    out; and the characters of text they hold (values and titles)."""
+    if "enum" in node and "oneOf" not in node and "anyOf" not in node and "const" not in node:
+        key = "enum"
+        values = node["enum"]
+        if (
+            values.__class__ is list
+            and 0 < len(values) <= MAX_CHOICES
+            and node.get("type", "string") == "string"
+            and "enumNames" not in node
+            and _VALUE_LIMITS.isdisjoint(node)
+            and set(map(type, values)) == _ONLY_TEXT
+            and len(set(values)) == len(values)
+        ):
+            # The common case, a plain list of distinct strings: each is its own title.
+            return tuple(map(Choice, values, values)), 2 * sum(map(len, values))
+    else:
+        given = [key for key in ("enum", "oneOf", "anyOf", "const") if key in node]
+        if not given:
+            raise FormError(f"{_where(name, part)}: 'enumNames' without 'enum'")
+        if len(given) > 1:
+            raise FormError(
+                f"{_where(name, part)}: {' and '.join(repr(k) for k in given)} together are not read"
+            )
+        key = given[0]
     if key == "const":
         entries: list[tuple[object, object]] = [(node["const"], None)]
     elif key == "enum":
-        entries = _enum_entries(node, where)
+        entries = _enum_entries(node, name, part)
     else:
         branches = node[key]
         if not isinstance(branches, list):
-            raise FormError(f"{where}: '{key}' must be an array, not {_json_type(branches)}")
+            raise FormError(f"{_where(name, part)}: '{key}' must be an array, not {_json_type(branches)}")
         if len(branches) > MAX_CHOICES:
             raise FormError(
-                f"{where}: '{key}' offers {len(branches)} choices; at most {MAX_CHOICES} are read"
+                f"{_where(name, part)}: '{key}' offers {len(branches)} choices; "
+                f"at most {MAX_CHOICES} are read"
             )
         entries = []
         for branch in branches:
-            if not isinstance(branch, Mapping) or "const" not in branch:
-                raise FormError(f"{where}: '{key}' is read only as a list of {{const, title}} choices")
+            if (branch.__class__ is not dict and not isinstance(branch, Mapping)) or "const" not in branch:
+                raise FormError(
+                    f"{_where(name, part)}: '{key}' is read only as a list of {{const, title}} choices"
+                )
+            if not _BRANCH_REFUSED.isdisjoint(branch):
+                _refuse_in_branch(branch, key, _where(name, part))
             title = branch.get("title")
             if title is not None and not isinstance(title, str):
-                raise FormError(f"{where}: a choice's 'title' must be a string, not {_json_type(title)}")
+                raise FormError(
+                    f"{_where(name, part)}: a choice's 'title' must be a string, not {_json_type(title)}"
+                )
             entries.append((branch["const"], title))
     if not entries:
-        raise FormError(f"{where}: '{key}' offers no choice")
+        raise FormError(f"{_where(name, part)}: '{key}' offers no choice")
+    kind = node.get("type")
+    allowed = None if _VALUE_LIMITS.isdisjoint(node) else _value_check(node, name, part)
     choices: list[Choice] = []
-    seen: set[tuple[str, Scalar]] = set()
+    seen: set[object] = set()
+    size = 0
     for value, title in entries:
-        if multi and not isinstance(value, str):
-            raise FormError(f"{where}: a multi-select's choices must be strings, not {_json_type(value)}")
+        if isinstance(value, str):
+            if value in seen:
+                raise FormError(f"{_where(name, part)}: '{key}' offers the same choice twice")
+            seen.add(value)
+            if kind is not None and kind != "string":
+                continue  # of another type than the field's: never a valid answer
+            if allowed is None or allowed(value):
+                text = value if value.__class__ is str else str(value)
+                if isinstance(title, str):
+                    size += len(title) + len(text)
+                    choices.append(Choice(value, title))
+                else:
+                    size += len(text) + len(text)
+                    choices.append(Choice(value, text))
+            continue
+        if multi:
+            raise FormError(
+                f"{_where(name, part)}: a multi-select's choices must be strings, not {_json_type(value)}"
+            )
         scalar_key = _choice_key(value)
         if scalar_key is None:
             raise FormError(
-                f"{where}: a choice must be a string, a number or a boolean, not {_json_type(value)}"
+                f"{_where(name, part)}: a choice must be a string, a number or a boolean, "
+                f"not {_json_type(value)}"
             )
         if scalar_key in seen:
-            raise FormError(f"{where}: '{key}' offers the same choice twice")
+            raise FormError(f"{_where(name, part)}: '{key}' offers the same choice twice")
         seen.add(scalar_key)
-        choices.append(Choice(value, title if isinstance(title, str) else _text(value)))  # type: ignore[arg-type]
-    return tuple(choices)
+        if kind is not None and not _fits_type(kind, value):
+            continue  # of another type than the field's: never a valid answer
+        if allowed is None or allowed(value):
+            text = title if isinstance(title, str) else _text(value)
+            size += len(text)
+            choices.append(Choice(value, text))  # type: ignore[arg-type]
+    if not choices:
+        raise FormError(f"{_where(name, part)}: '{key}' offers no choice that its own constraints allow")
+    return tuple(choices), size
 
 
-def _enum_entries(node: Mapping[str, Any], where: str) -> list[tuple[object, object]]:
+def _refuse_in_branch(branch: Mapping[str, Any], key: str, where: str) -> None:
+    for word in branch:
+        if word in _BRANCH_REFUSED and not (word == "type" and _fits_type(branch["type"], branch["const"])):
+            raise FormError(
+                f"{where}: a choice of '{key}' holds {_quote(str(word))}; a choice is read only as "
+                "{const, title}"
+            )
+
+
+def _fits_type(kind: object, value: object) -> bool:
+    """Whether ``value`` is of the JSON ``type`` ``kind`` (one of the field types)."""
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "number" or kind == "integer":
+        return _number_problem(value, integer=kind == "integer") is None
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return False
+
+
+def _value_check(node: Mapping[str, Any], name: str, part: str) -> Any:
+    """What a select's choice must fit: a string's lengths and ``format``
+    or a number's bounds (given beside the choices, they apply to the value chosen)."""
+    min_length, max_length = _count(node, "minLength", name, part), _count(node, "maxLength", name, part)
+    fmt = node.get("format")
+    check = _FORMAT_CHECKS.get(fmt) if isinstance(fmt, str) else None
+    low, high, exclusive_low, exclusive_high = _read_bounds(node, name, part)
+
+    def allowed(value: object) -> bool:
+        if isinstance(value, str):
+            length = len(value)
+            if min_length is not None and length < min_length:
+                return False
+            if max_length is not None and length > max_length:
+                return False
+            return check is None or check(value)
+        if isinstance(value, bool):
+            return True
+        if low is not None and (value <= low if exclusive_low else value < low):  # type: ignore[operator]
+            return False
+        return not (high is not None and (value >= high if exclusive_high else value > high))  # type: ignore[operator]
+
+    return allowed
+
+
+def _enum_entries(node: Mapping[str, Any], name: str, part: str) -> list[tuple[object, object]]:
     values = node["enum"]
     if not isinstance(values, list):
-        raise FormError(f"{where}: 'enum' must be an array, not {_json_type(values)}")
+        raise FormError(f"{_where(name, part)}: 'enum' must be an array, not {_json_type(values)}")
     if len(values) > MAX_CHOICES:
-        raise FormError(f"{where}: 'enum' offers {len(values)} choices; at most {MAX_CHOICES} are read")
+        raise FormError(
+            f"{_where(name, part)}: 'enum' offers {len(values)} choices; at most {MAX_CHOICES} are read"
+        )
     names = node.get("enumNames")
     if names is None:
-        titles: list[object] = [None] * len(values)
-    elif isinstance(names, list) and len(names) == len(values) and all(isinstance(n, str) for n in names):
-        titles = list(names)
-    else:
-        raise FormError(f"{where}: 'enumNames' must be an array of strings, one for each 'enum' value")
-    return [(value, title) for value, title in zip(values, titles, strict=True) if value is not None]
+        return [(value, None) for value in values if value is not None]
+    if isinstance(names, list) and len(names) == len(values) and all(isinstance(n, str) for n in names):
+        return [(value, title) for value, title in zip(values, names, strict=True) if value is not None]
+    raise FormError(
+        f"{_where(name, part)}: 'enumNames' must be an array of strings, one for each 'enum' value"
+    )
 
 
-def _default(node: Mapping[str, Any], where: str, kind: FieldType, nullable: bool) -> tuple[Any, bool]:
+def _default(node: Mapping[str, Any], name: str, kind: FieldType, nullable: bool) -> tuple[Any, bool]:
     """The schema's ``default`` and whether there is one, checked to be of the field's JSON type."""
-    if "default" not in node:
-        return None, False
     default = node["default"]
     if default is None:
         return None, nullable  # on a field that is not nullable, "= None" in a model: no default
     if not _default_fits(kind, default):
-        raise FormError(f"{where}: 'default' must be {_TYPE_WORDS[kind]}, not {_json_type(default)}")
+        raise FormError(f"{_where(name)}: 'default' must be {_TYPE_WORDS[kind]}, not {_json_type(default)}")
     return (list(default) if kind == "choices" else default), True
 
 
@@ -734,14 +1199,6 @@ def _default_fits(kind: FieldType, value: object) -> bool:
     return isinstance(value, list) and len(value) <= MAX_CHOICES and all(isinstance(i, str) for i in value)
 
 
-def _refuse_keywords(node: Mapping[str, Any], where: str) -> None:
-    if _REFUSED.isdisjoint(node):
-        return
-    for key in node:
-        if key in _REFUSED:
-            raise FormError(f"{where}: the keyword {_quote(str(key))} is outside the elicitation subset")
-
-
 def _text_of(node: Mapping[str, Any], key: str, where: str) -> str | None:
     value = node.get(key)
     if value is None or isinstance(value, str):
@@ -749,23 +1206,27 @@ def _text_of(node: Mapping[str, Any], key: str, where: str) -> str | None:
     raise FormError(f"{where}: '{key}' must be a string, not {_json_type(value)}")
 
 
-def _count(node: Mapping[str, Any], key: str, where: str) -> int | None:
+def _count(node: Mapping[str, Any], key: str, name: str, part: str = "") -> int | None:
     value = node.get(key)
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise FormError(f"{where}: '{key}' must be a whole number of zero or more")
-    return value
+    if value.__class__ is int and 0 <= value <= MAX_COUNT:
+        return value
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_COUNT:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+        return int(value)
+    raise FormError(f"{_where(name, part)}: '{key}' must be a whole number from 0 to {MAX_COUNT}")
 
 
-def _bound(node: Mapping[str, Any], key: str, where: str) -> int | float | None:
+def _bound(node: Mapping[str, Any], key: str, name: str, part: str = "") -> int | float | None:
     value = node.get(key)
     if value is None:
         return None
+    if value.__class__ is int and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return value  # the common case
     if _number_problem(value, integer=False) is not None:
-        raise FormError(f"{where}: '{key}' must be a finite number a 64-bit float can hold")
+        raise FormError(f"{_where(name, part)}: '{key}' must be a finite number a 64-bit float can hold")
     return value  # type: ignore[no-any-return]
 
 
@@ -853,8 +1314,8 @@ _DATE_TIME = re.compile(
 def _is_email(value: str) -> bool:
     """A name, one ``@`` and a domain with a dot, no white space anywhere."""
     local, at, domain = value.partition("@")
-    if not (at and local and "@" not in domain) or any(ch.isspace() for ch in value):
-        return False
+    if not (at and local and "@" not in domain) or value.split(None, 1) != [value]:
+        return False  # (split: any white space, in one pass)
     head, dot, tail = domain.rpartition(".")
     return bool(dot and head and tail)
 
@@ -911,9 +1372,9 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> l
 
     Raises ``TypeError`` when ``schema`` or ``content`` is not a mapping.
     """
-    if not isinstance(schema, Mapping):
+    if schema.__class__ is not dict and not isinstance(schema, Mapping):
         raise TypeError(f"validate_content: schema must be a mapping, not {type(schema).__name__}")
-    if not isinstance(content, Mapping):
+    if content.__class__ is not dict and not isinstance(content, Mapping):
         raise TypeError(f"validate_content: content must be a mapping, not {type(content).__name__}")
     try:
         form = read_form(schema)
@@ -944,7 +1405,7 @@ def sensitive_fields(form: Form | Mapping[str, Any] | None) -> list[str]:
     bounds.
     """
     if not isinstance(form, Form):
-        if not isinstance(form, Mapping):
+        if form.__class__ is not dict and not isinstance(form, Mapping):
             return []
         try:
             form = read_form(form)
