@@ -5,8 +5,12 @@ From the repository root, with the project's environment::
     .venv/bin/python benchmarks/forms.py            # prints a Markdown table
     .venv/bin/python benchmarks/forms.py --quick    # fewer repeats
 
-Three measurements, each in one process and one run:
+Five measurements, each in one process and one run:
 
+0. The speed of a parse: ``read_form`` of the realistic five-field form below, and
+   ``validate_content`` of a good answer to it, against the SDK's own
+   ``ElicitRequestFormParams.model_validate`` of the same params, sampled in alternation
+   (CPU time of this thread, best sample of each); the ratios and their targets (8x, 10x).
 1. Growth: ``read_form`` and ``Form.problems`` on forms of 10 to 1,000 fields, and on a
    single-select of 10 to 1,000 choices; time per field (or choice) should stay flat.
 2. The common case against jsonschema, the path toolnexus used before the form model:
@@ -17,6 +21,9 @@ Three measurements, each in one process and one run:
 3. The attacks: ``read_form`` + ``problems`` on each hostile schema of
    ``tests/test_form_attacks.py``, against jsonschema checking the same answer in a child
    process stopped after ``--cap`` seconds (a stalled or crashed child is reported as such).
+4. ``$ref`` amplification: many properties that ``$ref`` one ``$defs`` entry. Within the
+   limits the time per produced choice (or character) stays flat; past them the schema is
+   refused after a bounded read, whatever the number of uses.
 
 jsonschema is installed with the SDK (``mcp`` depends on it); toolnexus no longer uses it.
 """
@@ -36,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from toolnexus.forms import FormError, read_form  # noqa: E402
+from toolnexus.forms import MAX_FORM_CHOICES, MAX_TEXT, FormError, read_form, validate_content  # noqa: E402
 
 REALISTIC = {
     "type": "object",
@@ -74,6 +81,73 @@ def best_per_call(fn: Callable[[], object], *, rounds: int, target: float = 0.02
             fn()
         samples.append((time.perf_counter() - started) / loops)
     return min(samples)
+
+
+PARAMS = {"mode": "form", "message": "Please fill in your profile", "requestedSchema": REALISTIC}
+TARGETS = {"read_form": 8.0, "validate_content": 10.0}
+
+
+def against_the_sdk(rounds: int) -> dict[str, float]:
+    """Best CPU time per call of the SDK's parse, ``read_form`` and ``validate_content``,
+    sampled in alternation (the order rotating), in seconds."""
+    from mcp_types import ElicitRequestFormParams
+
+    assert validate_content(REALISTIC, REALISTIC_ANSWER) == []
+    cases: dict[str, Callable[[], object]] = {
+        "sdk": lambda: ElicitRequestFormParams.model_validate(PARAMS),
+        "read_form": lambda: read_form(REALISTIC),
+        "validate_content": lambda: validate_content(REALISTIC, REALISTIC_ANSWER),
+    }
+    loops = {}
+    for name, fn in cases.items():
+        fn()
+        n = 1
+        while _cpu(fn, n) < 0.002:
+            n *= 2
+        loops[name] = n
+    best = dict.fromkeys(cases, float("inf"))
+    names = list(cases)
+    for round_ in range(rounds * 8):
+        for name in names[round_ % 3 :] + names[: round_ % 3]:
+            best[name] = min(best[name], _cpu(cases[name], loops[name]) / loops[name])
+    return best
+
+
+def _cpu(fn: Callable[[], object], loops: int) -> float:
+    started = time.thread_time()
+    for _ in range(loops):
+        fn()
+    return time.thread_time() - started
+
+
+def ref_growth(rounds: int) -> list[tuple[str, int, int, str, float]]:
+    """``read_form`` of ``uses`` properties that each ``$ref`` one target: (target, uses,
+    produced units, outcome, seconds)."""
+    rows = []
+    targets = {
+        "10 choices": ({"type": "string", "enum": [f"c{i}" for i in range(10)]}, 10),
+        "1,000 choices": ({"type": "string", "enum": [f"c{i}" for i in range(1000)]}, 1000),
+        "a 100-character description": ({"type": "string", "description": "d" * 100}, 100),
+        "a 1 MB description": ({"type": "string", "description": "d" * 1_000_000}, 1_000_000),
+    }
+    for label, (target, units) in targets.items():
+        for uses in (10, 100, 1000):
+            schema = {
+                "type": "object",
+                "properties": {f"p{i}": {"$ref": "#/$defs/t"} for i in range(uses)},
+                "$defs": {"t": target},
+            }
+
+            def run(schema: dict[str, Any] = schema) -> str:
+                try:
+                    read_form(schema)
+                    return "read"
+                except FormError:
+                    return "refused"
+
+            outcome = run()
+            rows.append((label, uses, units * uses, outcome, best_per_call(run, rounds=rounds)))
+    return rows
 
 
 def ours(schema: Any, answer: dict[str, Any]) -> Callable[[], object]:
@@ -153,7 +227,35 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rounds = 5 if args.quick else 15
 
-    print("## Growth: read_form + problems\n")
+    print("## The form model against the SDK's parse\n")
+    best = against_the_sdk(rounds)
+    print("| call (the realistic five-field form) | CPU time per call (best) | ratio to the SDK | target |")
+    print("| --- | ---: | ---: | ---: |")
+    sdk = best["sdk"] * 1e6
+    print(f"| `ElicitRequestFormParams.model_validate(params)` (the SDK) | {sdk:,.2f} µs | 1.00x | |")
+    for name, target in TARGETS.items():
+        ratio = best[name] / best["sdk"]
+        verdict = "PASS" if ratio <= target else "FAIL"
+        call = "read_form(schema)" if name == "read_form" else "validate_content(schema, answer)"
+        print(f"| `{call}` | {best[name] * 1e6:,.2f} µs | {ratio:.2f}x | <= {target:g}x {verdict} |")
+
+    print("\n## $ref amplification: reading time against what would be produced\n")
+    print(
+        f"Limits: {MAX_FORM_CHOICES:,} choices and {MAX_TEXT:,} characters of text per form, "
+        "a `$ref` counted once per use.\n"
+    )
+    print(
+        "| each property `$ref`s | uses | would produce | outcome | read_form | per use | per produced unit |"
+    )
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
+    for label, uses, produced, outcome, seconds in ref_growth(rounds):
+        unit = "characters" if "description" in label else "choices"
+        print(
+            f"| {label} | {uses:,} | {produced:,} {unit} | {outcome} | {seconds * 1e6:,.1f} µs "
+            f"| {seconds * 1e9 / uses:,.0f} ns | {seconds * 1e9 / produced:,.2f} ns |"
+        )
+
+    print("\n## Growth: read_form + problems\n")
     print("| form | size | per call | per field or choice |")
     print("| --- | ---: | ---: | ---: |")
     for kind, n, seconds in growth(rounds):

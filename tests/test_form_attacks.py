@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp_types import ElicitRequestParams
 
 from servers.raw_form_server import build_raw_server
 from toolnexus import Answer, Request, elicitation_callback
+from toolnexus.forms import sensitive_fields
 
 BRIDGE_BOUND = 0.25  # seconds; each attack took from 2.8 s to a crash before the form model
 
@@ -106,9 +110,86 @@ ATTACKS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, str]]] = {
 }
 
 
+def _refs(uses: int, target: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {f"p{i}": {"$ref": "#/$defs/t"} for i in range(uses)},
+        "$defs": {"t": target},
+    }
+
+
+def _top_one_of_chain(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"properties": {"a": {"type": "string"}}}
+    for _ in range(levels):
+        node = {"oneOf": [node, {"properties": {"a": {"minLength": 1}}}]}
+    return {"type": "object", "properties": {"a": {"type": "string"}}, **node}
+
+
+EVIL = "^(a+)+$"
+
+# Issue 20: shapes that multiply what is read (a $ref target read once per use) or hide
+# conditions where the form model used not to look (the top level). Each is refused, or read,
+# in milliseconds, without holding the event loop. From 2026-07-28 on the SDK's client drops
+# the top-level keywords it does not know ($defs, allOf, oneOf) before the bridge sees them:
+# the $refs then point to nothing (cancel) and the top-level conditions are gone (a plain
+# form, answered).
+AMPLIFIED: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, str]]] = {
+    "ref-1000-uses-of-1000-choices": (
+        _refs(1000, {"type": "string", "enum": [f"c{i}" for i in range(1000)]}),
+        {},
+        ("cancel", "cancel"),
+    ),
+    "ref-1000-uses-of-a-1mb-description": (
+        _refs(1000, {"type": "string", "description": "your password " * 80_000}),
+        {},
+        ("cancel", "cancel"),
+    ),
+    "top-level-all-of-with-a-pattern": (
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string", "default": "a" * 24 + "!"}},
+            "allOf": [{"properties": {"a": {"pattern": EVIL}}}],
+        },
+        {},
+        ("cancel", "accept"),
+    ),
+    "top-level-one-of-chain-20": (_top_one_of_chain(20), {"a": "x"}, ("cancel", "accept")),
+    "top-level-ref": (
+        {"type": "object", "properties": {"a": {"type": "string"}}, "$ref": "#/$defs/t", "$defs": {"t": {}}},
+        {"a": "x"},
+        ("cancel", "accept"),
+    ),
+}
+ATTACKS.update(AMPLIFIED)
+
+
 @pytest.fixture(scope="module")
 def server() -> Any:
     return build_raw_server({name: schema for name, (schema, _, _) in ATTACKS.items()})
+
+
+@asynccontextmanager
+async def loop_watch() -> AsyncIterator[list[float]]:
+    """The longest stretch of CPU time the event loop's thread spent between two ticks of a
+    task that asks to run every millisecond: how long something held the loop. CPU time,
+    so that a loaded machine pausing the process does not count."""
+    worst = [0.0]
+    done = anyio.Event()
+
+    async def tick() -> None:
+        last = time.thread_time()
+        while not done.is_set():
+            await anyio.sleep(0.001)
+            now = time.thread_time()
+            worst[0] = max(worst[0], now - last)
+            last = now
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(tick)
+        try:
+            yield worst
+        finally:
+            done.set()
 
 
 @pytest.mark.anyio
@@ -167,3 +248,33 @@ async def test_a_form_nested_10000_deep_is_refused_at_once() -> None:
     assert time.perf_counter() - started < BRIDGE_BOUND
     assert result.model_dump(exclude_none=True) == {"action": "cancel"}
     assert asked == []
+
+
+LOOP_BOUND = 0.05  # seconds: issue 20's bound on how long any of these may hold the loop
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("attack", list(AMPLIFIED))
+@pytest.mark.parametrize("validate", [True, False])
+async def test_an_amplified_schema_never_holds_the_loop(
+    server: Any, attack: str, mode: str, validate: bool
+) -> None:
+    _, answer, (legacy, modern) = AMPLIFIED[attack]
+    flagged: list[list[str]] = []
+
+    async def resolver(request: Request) -> Answer:
+        # What a console or a policy does first: look for secrets. It reads the form with
+        # the same bounds, so an amplified schema gives nothing to scan.
+        flagged.append(sensitive_fields((request.data or {}).get("schema")))
+        return Answer(request.id, True, answer)
+
+    callback = elicitation_callback(resolver, validate=validate)
+    async with Client(server, elicitation_callback=callback, mode=mode) as client, loop_watch() as worst:
+        result = await client.call_tool("ask", {"schema": attack})
+    received = json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+    if validate:
+        assert received["action"] == (legacy if mode == "legacy" else modern)
+    assert all(names == [] for names in flagged)
+    assert worst[0] < LOOP_BOUND, f"the loop was held for {worst[0] * 1000:.1f} ms of CPU time"

@@ -598,6 +598,26 @@ _ITEMS = " 'items'"
 _ONLY_TEXT = {str}
 
 
+class _Reading:
+    """One reading of a schema: the schema (for its ``$defs``), how many more choices the
+    form may offer, and the choices already read, by the list they came from, so that a
+    ``$defs`` entry used many times is read once (each use still counts)."""
+
+    __slots__ = ("room", "root", "shared")
+
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.room = MAX_FORM_CHOICES
+        self.shared: dict[tuple[object, ...], tuple[object, object, tuple[tuple[Choice, ...], int]]] = {}
+
+
+def _too_many_choices() -> FormError:
+    return FormError(
+        f"the schema offers more than {MAX_FORM_CHOICES:,} choices in all (a '$ref' counts "
+        f"each time it is used); at most {MAX_FORM_CHOICES:,} are read"
+    )
+
+
 def read_form(schema: object) -> Form:
     """Read a form-mode elicitation's ``requestedSchema`` into a [`Form`][toolnexus.forms.Form].
 
@@ -649,24 +669,21 @@ def read_form(schema: object) -> Form:
     title = _text_of(schema, "title", "the schema")
     description = _text_of(schema, "description", "the schema")
     text = (len(title) if title else 0) + (len(description) if description else 0)
-    choices = 0
+    reading = _Reading(schema)
     fields = []
     for name, prop in properties.items():
         if name.__class__ is not str and not isinstance(name, str):
             raise FormError(f"the schema's 'properties' has a key that is {_json_type(name)}, not a name")
-        field, size = _read_field(name, prop, name in names, schema)
+        field, size = _read_field(name, prop, name in names, reading)
         fields.append(field)
         # What the field holds, counted as produced: a $ref's target once for each use.
         text += size
         if field.choices:
-            choices += len(field.choices)
+            reading.room -= len(field.choices)
             if field.default.__class__ is list:
-                choices += len(field.default)
-            if choices > MAX_FORM_CHOICES:
-                raise FormError(
-                    f"the schema offers more than {MAX_FORM_CHOICES:,} choices in all (a '$ref' counts "
-                    f"each time it is used); at most {MAX_FORM_CHOICES:,} are read"
-                )
+                reading.room -= len(field.default)
+            if reading.room < 0:
+                raise _too_many_choices()
         if text > MAX_TEXT:
             raise FormError(
                 f"the schema holds more than {MAX_TEXT:,} characters of text in all (a '$ref' counts "
@@ -838,14 +855,14 @@ def _is_const_list(branches: object) -> bool:
     )
 
 
-def _read_field(name: str, prop: object, required: bool, root: Mapping[str, Any]) -> tuple[Field, int]:
+def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> tuple[Field, int]:
     """The field ``name``, and the characters of text it holds (see ``MAX_TEXT``)."""
     if prop.__class__ is not dict and not isinstance(prop, Mapping):
         raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
     kind = prop.get("type")
     nullable = False
     if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
-        node, nullable = _unwrap(prop, name, root)
+        node, nullable = _unwrap(prop, name, reading.root)
         kind = node.get("type")
     else:
         node = prop  # the common case: nothing to take apart
@@ -900,7 +917,7 @@ def _read_field(name: str, prop: object, required: bool, root: Mapping[str, Any]
                 f"{_where(name)}: an array's own 'enum', 'const', 'oneOf' or 'anyOf' is not read; "
                 "its choices go in 'items'"
             )
-        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(node, name, root)
+        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(node, name, reading)
         default, has_default = (
             _default(node, name, "choices", nullable) if "default" in node else (None, False)
         )
@@ -916,7 +933,7 @@ def _read_field(name: str, prop: object, required: bool, root: Mapping[str, Any]
     if choosing:
         if kind is not None and kind not in ("string", "number", "integer", "boolean"):
             raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        choices, choices_size = _read_choices(node, name, "", multi=False)
+        choices, choices_size = _read_choices(node, name, "", reading, multi=False)
         pattern = node.get("pattern")
         if pattern is not None:
             if pattern.__class__ is not str and not isinstance(pattern, str):
@@ -979,7 +996,7 @@ def _read_bounds(
 
 
 def _read_multi(
-    node: Mapping[str, Any], name: str, root: Mapping[str, Any]
+    node: Mapping[str, Any], name: str, reading: _Reading
 ) -> tuple[tuple[Choice, ...], int, str | None, int | None, int | None, bool]:
     items = node.get("items")
     if items.__class__ is not dict and not isinstance(items, Mapping):
@@ -987,7 +1004,7 @@ def _read_multi(
             f"{_where(name)}: an array's 'items' must be a schema object, not {_json_type(items)}"
         )
     if "$ref" in items:
-        items = _merge(items, _resolve(root, items["$ref"], _where(name)), "$ref", name, _ITEMS)
+        items = _merge(items, _resolve(reading.root, items["$ref"], _where(name)), "$ref", name, _ITEMS)
         if "$ref" in items:
             raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
     if not _FIELD_REFUSED.isdisjoint(items):
@@ -1000,7 +1017,7 @@ def _read_multi(
         raise FormError(
             f"{_where(name)}: a list of free text is not in the subset; 'items' must offer choices"
         )
-    choices, size = _read_choices(items, name, _ITEMS, multi=True)
+    choices, size = _read_choices(items, name, _ITEMS, reading, multi=True)
     pattern = items.get("pattern")
     if pattern is not None and not isinstance(pattern, str):
         raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
@@ -1011,11 +1028,44 @@ def _read_multi(
 
 
 def _read_choices(
-    node: Mapping[str, Any], name: str, part: str, *, multi: bool
+    node: Mapping[str, Any], name: str, part: str, reading: _Reading, *, multi: bool
 ) -> tuple[tuple[Choice, ...], int]:
     """The choices of ``enum`` (with ``enumNames``), ``oneOf``/``anyOf`` of ``const`` or a
     lone ``const``, less those the node's own ``type``, lengths, ``format`` or bounds rule
-    out; and the characters of text they hold (values and titles)."""
+    out; and the characters of text they hold (values and titles).
+
+    A list of choices is read once per form: another use of the same list (the same
+    ``$defs`` entry through another ``$ref``), read the same way, shares that reading. A
+    list longer than what the form may still offer is refused before it is read."""
+    listed = node.get("enum")
+    if listed is None:
+        listed = node.get("oneOf")
+        if listed is None:
+            listed = node.get("anyOf")
+    if listed.__class__ is not list or len(listed) > MAX_CHOICES:
+        return _read_choices_anew(node, name, part, multi=multi)  # one choice, or an error
+    if len(listed) > reading.room:
+        raise _too_many_choices()
+    kind = node.get("type")
+    if (
+        ("enum" in node) + ("oneOf" in node) + ("anyOf" in node) + ("const" in node) != 1
+        or not (kind is None or kind.__class__ is str)
+        or not _VALUE_LIMITS.isdisjoint(node)
+    ):
+        return _read_choices_anew(node, name, part, multi=multi)
+    names = node.get("enumNames")
+    key = (id(listed), id(names), kind, multi)
+    found = reading.shared.get(key)
+    if found is not None and found[0] is listed and found[1] is names:
+        return found[2]
+    read = _read_choices_anew(node, name, part, multi=multi)
+    reading.shared[key] = (listed, names, read)  # the lists kept: their ids stay theirs
+    return read
+
+
+def _read_choices_anew(
+    node: Mapping[str, Any], name: str, part: str, *, multi: bool
+) -> tuple[tuple[Choice, ...], int]:
     if "enum" in node and "oneOf" not in node and "anyOf" not in node and "const" not in node:
         key = "enum"
         values = node["enum"]
