@@ -44,6 +44,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -285,6 +286,8 @@ class Field:
                     return False
             return self.format is None or _FORMAT_CHECKS[self.format](value)
         if kind == "choice":
+            if value.__class__ is str and len(self.choices) <= _SCAN:
+                return _listed(self.choices, value)
             key = _choice_key(value)
             return key is not None and key in self._index()
         if kind == "integer" or kind == "number":
@@ -313,6 +316,12 @@ class Field:
             return False
         if self.max_items is not None and len(value) > self.max_items:
             return False
+        choices = self.choices
+        if len(choices) <= _SCAN:
+            for item in value:
+                if item.__class__ is not str or not _listed(choices, item):
+                    return False
+            return not self.unique_items or len(set(value)) == len(value)
         keys = self._index()
         if self.unique_items:
             seen: set[str] = set()
@@ -419,7 +428,7 @@ class Form:
         self, fields: tuple[Field, ...] = (), title: str | None = None, description: str | None = None
     ) -> None:
         # The one way a Form is made; frozen, its attributes written here once.
-        by_name = {f.name: f for f in fields}
+        by_name = dict(zip(map(_NAME_OF, fields), fields, strict=True))
         if len(by_name) != len(fields):
             raise FormError("Form: two fields have the same name")
         values = self.__dict__
@@ -491,6 +500,19 @@ class Form:
 
 
 _MISSING: Any = object()
+_SCAN = 8  # up to this many choices, a look through them beats making an index
+
+
+def _listed(choices: tuple[Choice, ...], text: str) -> bool:
+    """Whether ``text`` (a ``str``) is the value of one of ``choices`` (a number or a
+    boolean never equals a ``str``)."""
+    for choice in choices:  # noqa: SIM110 (a loop: no generator made for each answer)
+        if choice.value == text:
+            return True
+    return False
+
+
+_NAME_OF = attrgetter("name")
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -697,6 +719,9 @@ def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]
         raise FormError(f"the schema's 'required' must be an array, not {_json_type(required)}")
     if len(required) > MAX_FIELDS:
         raise FormError(f"the schema's 'required' lists {len(required)} names; at most {MAX_FIELDS} are read")
+    names = frozenset(required) if set(map(type, required)) <= _ONLY_TEXT else None
+    if names is not None and properties.keys() >= names:
+        return names  # the common case: names of properties
     for name in required:
         if not isinstance(name, str):
             raise FormError(f"the schema's 'required' holds {_json_type(name)}, not a property name")
@@ -773,10 +798,13 @@ def _deref(node: Mapping[str, Any], name: str, root: Mapping[str, Any]) -> dict[
     return _merge(node, target, "$ref", name)
 
 
-def _unwrap(prop: Mapping[str, Any], name: str, root: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
+def _unwrap(
+    prop: Mapping[str, Any], name: str, root: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], bool, bool]:
     """The property with a ``$ref``, a one-branch ``allOf`` and a nullable union taken
-    apart: the plain schema underneath, and whether ``null`` is allowed. At most one
-    ``$ref`` is followed, and the result is never unwrapped again: nothing recurses."""
+    apart: the plain schema underneath, whether ``null`` is allowed, and whether a ``$ref``
+    was followed. At most one ``$ref`` is followed, and the result is never unwrapped
+    again: nothing recurses."""
     followed = "$ref" in prop
     node = _deref(prop, name, root) if followed else prop
     all_of = node.get("allOf")
@@ -833,7 +861,7 @@ def _unwrap(prop: Mapping[str, Any], name: str, root: Mapping[str, Any]) -> tupl
             raise FormError(
                 f"{_where(name)}: 'type' lists several types; only one, or one and \"null\", is read"
             )
-    return node, nullable
+    return node, nullable, followed
 
 
 # Keywords that could narrow the null branch of a nullable union; a branch with one is not
@@ -860,9 +888,9 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
     if prop.__class__ is not dict and not isinstance(prop, Mapping):
         raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
     kind = prop.get("type")
-    nullable = False
+    nullable = shared = False
     if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
-        node, nullable = _unwrap(prop, name, reading.root)
+        node, nullable, shared = _unwrap(prop, name, reading.root)
         kind = node.get("type")
     else:
         node = prop  # the common case: nothing to take apart
@@ -917,7 +945,9 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
                 f"{_where(name)}: an array's own 'enum', 'const', 'oneOf' or 'anyOf' is not read; "
                 "its choices go in 'items'"
             )
-        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(node, name, reading)
+        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(
+            node, name, reading, shared
+        )
         default, has_default = (
             _default(node, name, "choices", nullable) if "default" in node else (None, False)
         )
@@ -933,7 +963,7 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
     if choosing:
         if kind is not None and kind not in ("string", "number", "integer", "boolean"):
             raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        choices, choices_size = _read_choices(node, name, "", reading, multi=False)
+        choices, choices_size = _read_choices(node, name, "", reading, shared, multi=False)
         pattern = node.get("pattern")
         if pattern is not None:
             if pattern.__class__ is not str and not isinstance(pattern, str):
@@ -996,7 +1026,7 @@ def _read_bounds(
 
 
 def _read_multi(
-    node: Mapping[str, Any], name: str, reading: _Reading
+    node: Mapping[str, Any], name: str, reading: _Reading, shared: bool
 ) -> tuple[tuple[Choice, ...], int, str | None, int | None, int | None, bool]:
     items = node.get("items")
     if items.__class__ is not dict and not isinstance(items, Mapping):
@@ -1005,6 +1035,7 @@ def _read_multi(
         )
     if "$ref" in items:
         items = _merge(items, _resolve(reading.root, items["$ref"], _where(name)), "$ref", name, _ITEMS)
+        shared = True
         if "$ref" in items:
             raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
     if not _FIELD_REFUSED.isdisjoint(items):
@@ -1017,7 +1048,7 @@ def _read_multi(
         raise FormError(
             f"{_where(name)}: a list of free text is not in the subset; 'items' must offer choices"
         )
-    choices, size = _read_choices(items, name, _ITEMS, reading, multi=True)
+    choices, size = _read_choices(items, name, _ITEMS, reading, shared, multi=True)
     pattern = items.get("pattern")
     if pattern is not None and not isinstance(pattern, str):
         raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
@@ -1028,15 +1059,17 @@ def _read_multi(
 
 
 def _read_choices(
-    node: Mapping[str, Any], name: str, part: str, reading: _Reading, *, multi: bool
+    node: Mapping[str, Any], name: str, part: str, reading: _Reading, shared: bool, *, multi: bool
 ) -> tuple[tuple[Choice, ...], int]:
     """The choices of ``enum`` (with ``enumNames``), ``oneOf``/``anyOf`` of ``const`` or a
     lone ``const``, less those the node's own ``type``, lengths, ``format`` or bounds rule
     out; and the characters of text they hold (values and titles).
 
     A list of choices is read once per form: another use of the same list (the same
-    ``$defs`` entry through another ``$ref``), read the same way, shares that reading. A
-    list longer than what the form may still offer is refused before it is read."""
+    ``$defs`` entry through another ``$ref``: ``shared``), read the same way, shares that
+    reading. A list longer than what the form may still offer is refused before it is read."""
+    if not shared and reading.room >= MAX_CHOICES:
+        return _read_choices_anew(node, name, part, multi=multi)  # the common case: room for any list
     listed = node.get("enum")
     if listed is None:
         listed = node.get("oneOf")
@@ -1048,7 +1081,8 @@ def _read_choices(
         raise _too_many_choices()
     kind = node.get("type")
     if (
-        ("enum" in node) + ("oneOf" in node) + ("anyOf" in node) + ("const" in node) != 1
+        not shared
+        or ("enum" in node) + ("oneOf" in node) + ("anyOf" in node) + ("const" in node) != 1
         or not (kind is None or kind.__class__ is str)
         or not _VALUE_LIMITS.isdisjoint(node)
     ):
@@ -1080,6 +1114,8 @@ def _read_choices_anew(
         ):
             # The common case, a plain list of distinct strings: each is its own title.
             return tuple(map(Choice, values, values)), 2 * sum(map(len, values))
+    elif "oneOf" in node and "enum" not in node and "anyOf" not in node and "const" not in node:
+        key = "oneOf"
     else:
         given = [key for key in ("enum", "oneOf", "anyOf", "const") if key in node]
         if not given:
