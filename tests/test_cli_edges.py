@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from servers.edge_server import HOSTILE
+from servers.edge_server import HOSTILE, HOSTILE_FIELDS
 from support.environment import environment as support_environment
 from support.http_process import http_server_process
 
@@ -114,6 +114,8 @@ RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "connect-timeout": (["--stdio", "sleep 60", "--connect-timeout", "1", "t"], "", {}),
     "park-hostile-pipe": (["--url", HTTP, "plain_hostile", "--park", "store.db"], "", {}),
     "tools": (["--stdio", EDGE], "", {}),
+    "hostile-names-defaults": (["--url", HTTP, "hostile_form", "--accept-defaults"], "", {}),
+    "hostile-names-answers": (["--url", HTTP, "hostile_form", "--answers", "{answers}"], "", {}),
     "park-per-process-key": (["--stdio", EDGE, "ask_new_way", "--park", "store.db"], "", {}),
     "tools-json": (["--url", HTTP, "--json"], "", {}),
 }
@@ -135,12 +137,14 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory, edge_http_url: str
 ) -> dict[str, subprocess.CompletedProcess[str]]:
     root = tmp_path_factory.mktemp("edges")
+    policy = root / "accept.json"
+    policy.write_text(json.dumps({"rules": [{"kind": "input", "action": "accept"}]}), encoding="utf-8")
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
             name: pool.submit(
                 run,
                 root / name,
-                [edge_http_url if arg == HTTP else arg for arg in args],
+                [{HTTP: edge_http_url, "{answers}": str(policy)}.get(arg, arg) for arg in args],
                 stdin,
                 COMMANDS.get(name, "call"),
                 **env,
@@ -601,3 +605,15 @@ def test_park_over_stdio_warns_when_a_new_server_process_refuses_the_state(runs:
     assert "refused the parked call's state on a new connection" in said[1]
     assert len(said) == 2, r.stderr
     assert "requestState rejected" not in r.stderr  # the probe's server log stays off the terminal
+
+
+@pytest.mark.parametrize("name", ["hostile-names-defaults", "hostile-names-answers"])
+def test_the_report_of_an_answer_given_without_asking_is_escaped(runs: dict[str, Any], name: str) -> None:
+    r = runs[name]
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"action": "accept", "content": dict.fromkeys(HOSTILE_FIELDS, "x")}
+    (report,) = [line for line in lines(r.stderr) if ": accept " in line]
+    for escaped in ("rev\\u202eersed", "csi\\x9b2J", "zero\\u200bwidth"):
+        assert escaped in report, report
+    for raw in ("\u202e", "\u009b", "\u200b"):
+        assert raw not in r.stderr

@@ -313,3 +313,33 @@ def test_a_question_answered_elsewhere_meanwhile_is_said_once_and_skipped(url: s
     assert len(said) < 2000  # no loop
     with SqliteStore(store) as opened:
         assert opened.answers(key) == {first.id: Answer(first.id, True, {"name": "Lee"})}
+
+
+RAW = ("\x1b", "\x07", "\u202e", "\u009b", "\u200b")
+
+
+def test_every_text_from_a_store_is_escaped_by_pending_and_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store written by someone else: a key, a request id and a kind full of escapes."""
+    store_path = tmp_path / "pending.db"
+    schema = {"schema": {"type": "object", "properties": {}}}
+    request = Request("elc-\x1b]0;t\x07-\u202e", "in\u009b2Jput", "Name?", None, schema)
+    parked = Pending("tools/call", "deploy", {}, "s", ("a",), (request,), {}, "server")
+    with SqliteStore(store_path) as store:
+        key = store.put(parked)
+    hostile_key = "k\x1b[2J\u200b"
+    with sqlite3.connect(store_path) as db:
+        db.execute("UPDATE toolnexus_pending SET key = ? WHERE key = ?", (hostile_key, key))
+
+    status, out, err = command(capsys, "pending", str(store_path))
+    assert status == 0, err
+    assert out.splitlines() == [
+        "k\\x1b[2J\\u200b  server  tool deploy  waiting",
+        "  elc-\\x1b]0;t\\x07-\\u202e  waiting  Name?",
+    ]
+    status, out, err = command(capsys, "resume", str(store_path), hostile_key, "--url", "http://127.0.0.1:9/")
+    assert status == 2
+    assert "no answer for elc-\\x1b]0;t\\x07-\\u202e" in err
+    for text in (out, err):
+        assert not any(ch in text for ch in RAW), text

@@ -33,11 +33,14 @@ Tools:
 - ``plain_hostile()``: returns the hostile text, nothing else (either era, no log).
 - ``hostile_after_asking()``: asks a name, then returns the hostile text and the name.
 - ``big(lines)``: ``lines`` numbered lines of text.
+- ``hostile_form()``: (2026-07-28) a form whose field names hold U+202E, U+009B and U+200B,
+  each with a default; returns the answer's action and content as JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -49,13 +52,21 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from mcp_types import ElicitRequestURLParams
+from mcp_types import (
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    InputRequiredResult,
+)
 from pydantic import BaseModel
 
-__all__ = ["HOSTILE", "build_server"]
+__all__ = ["HOSTILE", "HOSTILE_FIELDS", "build_server"]
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[8mhidden\x1b[0m Password: \u202eevil\u202c end"
 """Text that would retitle the window, clear the screen, conceal text and reverse it."""
+HOSTILE_FIELDS = ("rev\u202eersed", "csi\u009b2J", "zero\u200bwidth")
+"""Field names with a bidi override, a C1 control sequence introducer and a zero-width space."""
 
 
 class Name(BaseModel):
@@ -186,6 +197,17 @@ def build_server(name: str = "edge-server") -> MCPServer:
     async def big(lines: int) -> str:
         """Many lines of text."""
         return "\n".join(f"line {n}" for n in range(1, lines + 1))
+
+    @server.tool()
+    async def hostile_form(ctx: Context) -> str | InputRequiredResult:
+        """A form with hostile field names, each with a default (2026-07-28 only)."""
+        response = (ctx.input_responses or {}).get("form")
+        if isinstance(response, ElicitResult):
+            return json.dumps({"action": response.action, "content": response.content})
+        fields = {name: {"type": "string", "default": "x"} for name in HOSTILE_FIELDS}
+        schema = {"type": "object", "properties": fields}
+        params = ElicitRequestFormParams(message="Hostile names", requested_schema=schema)
+        return InputRequiredResult(input_requests={"form": ElicitRequest(params=params)})
 
     @server.tool()
     async def hostile_error() -> str:
