@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import itertools
 import logging
 import math
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from mcp_types import ElicitResult
 
@@ -33,10 +35,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_ABANDONED_THREADS",
+    "RESOLVER_THREADS",
+    "CallbackOptions",
     "OnResult",
     "Outcome",
     "WaitFor",
     "elicitation_callback",
+    "set_resolver_threads",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,66 +63,157 @@ OnResult: TypeAlias = Callable[[Request, ElicitResult, Outcome], object]
 the [`Request`][toolnexus.Request], the ``ElicitResult`` the server gets, and the
 [`Outcome`][toolnexus.mcp.Outcome], on the event loop, after the resolver is done."""
 
+
+class CallbackOptions(TypedDict, total=False):
+    """The options of [`elicitation_callback`][toolnexus.mcp.elicitation_callback], by keyword:
+    the one definition that [`toolnexus.fastmcp.elicitation_handler`][toolnexus.fastmcp.elicitation_handler]
+    takes too."""
+
+    timeout: float | None
+    validate: bool
+    apply_defaults: bool
+    on_result: OnResult | None
+
+
 MAX_ABANDONED_THREADS = 16
-"""How many threads of a plain resolver, abandoned after their timeout and still running, one
-[`elicitation_callback`][toolnexus.mcp.elicitation_callback] tolerates; past it, a new
-question is cancelled at once (and a warning says why) until some of them return."""
+"""How many resolver threads, abandoned after their timeout and still running, the process
+tolerates (every [`elicitation_callback`][toolnexus.mcp.elicitation_callback] together, the
+``-32042`` path's included); past it, a new question for a plain resolver is cancelled at
+once (and a warning says why) until some of them return."""
+
+RESOLVER_THREADS = 32
+"""The default size of the pool of threads that runs plain (sync) resolvers, for the whole
+process; change it with [`set_resolver_threads`][toolnexus.mcp.set_resolver_threads]."""
+
+_IDLE_SECONDS = 5.0  # a pool thread with nothing to do for this long ends
 
 
-class _Threads:
-    """The abandoned, still running resolver threads of one callback."""
+class _Job:
+    """One call of a plain resolver, queued for the pool; ``state`` is guarded by the pool's lock."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
+    __slots__ = ("box", "done", "fn", "request", "state", "token")
+
+    def __init__(self, fn: Callable[[Request], Any], request: Request, done: Any, token: Any) -> None:
+        self.fn = fn
+        self.request = request
+        self.done = done
+        self.token = token
+        self.box: list[tuple[bool, Any]] = []
+        self.state = "queued"  # queued, running, done, dropped (never run), abandoned (run, unawaited)
+
+
+class _Pool:
+    """The bounded pool of daemon threads that runs plain resolvers, one per process.
+
+    At most ``size`` threads run (they start when questions wait and end after
+    ``_IDLE_SECONDS`` with nothing to do); further questions wait their turn, in order. A
+    question cancelled while it waits (a timeout) is dropped without running; one cancelled
+    while it runs is abandoned, counted against ``MAX_ABANDONED_THREADS`` until it returns.
+    Daemon threads, unlike anyio's: an abandoned one never keeps the interpreter from
+    exiting.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.lock = threading.Condition(threading.Lock())
+        self.size = size
+        self.jobs: deque[_Job] = deque()
+        self.threads = 0
+        self.idle = 0
         self.abandoned = 0
+        self.names = itertools.count(1)
 
-    def full(self) -> bool:
+    def overloaded(self) -> bool:
         with self.lock:
             return self.abandoned >= MAX_ABANDONED_THREADS
 
+    def submit(self, job: _Job) -> None:
+        with self.lock:
+            self.jobs.append(job)
+            if len(self.jobs) > self.idle and self.threads < self.size:
+                self.threads += 1
+                name = f"toolnexus-resolver-{next(self.names)}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+            else:
+                self.lock.notify()
 
-async def _in_daemon_thread(fn: Callable[[Request], Any], request: Request, threads: _Threads) -> object:
-    """``fn(request)`` in a new daemon thread, awaited without blocking the event loop.
+    def _next(self) -> _Job | None:
+        """The next job to run, or ``None`` when this thread should end (idle, or the pool shrank)."""
+        with self.lock:
+            while True:
+                if self.threads > self.size:
+                    self.threads -= 1
+                    return None
+                while self.jobs:
+                    job = self.jobs.popleft()
+                    if job.state == "queued":
+                        job.state = "running"
+                        return job
+                self.idle += 1
+                woken = self.lock.wait(timeout=_IDLE_SECONDS)
+                self.idle -= 1
+                if not woken and not self.jobs:
+                    self.threads -= 1
+                    return None
 
-    A daemon, unlike anyio's worker threads: one abandoned when its caller is cancelled (a
-    timeout) never keeps the interpreter from exiting. Any anyio backend.
-    """
-    import anyio
-    import anyio.from_thread
-    import anyio.lowlevel
+    def _work(self) -> None:
+        import anyio.from_thread
 
-    done = anyio.Event()
-    token = anyio.lowlevel.current_token()
-    box: list[tuple[bool, Any]] = []
-    abandoned = [False]
-
-    def target() -> None:
-        try:
-            outcome: tuple[bool, Any] = (True, fn(request))
-        except BaseException as err:  # handed to the awaiting task, which contains it
-            outcome = (False, err)
-        with threads.lock:
-            box.append(outcome)
-            if abandoned[0]:
-                threads.abandoned -= 1
+        while True:
+            job = self._next()
+            if job is None:
                 return
-        with contextlib.suppress(Exception):  # the event loop is gone: nobody waits any more
-            anyio.from_thread.run_sync(done.set, token=token)
+            try:
+                outcome: tuple[bool, Any] = (True, job.fn(job.request))
+            except BaseException as err:  # handed to the awaiting task, which contains it
+                outcome = (False, err)
+            with self.lock:
+                job.box.append(outcome)
+                if job.state == "abandoned":
+                    self.abandoned -= 1
+                    continue
+                job.state = "done"
+            with contextlib.suppress(Exception):  # the event loop is gone: nobody waits any more
+                anyio.from_thread.run_sync(job.done.set, token=job.token)
 
-    thread = threading.Thread(target=target, name=f"toolnexus-resolver-{request.id}", daemon=True)
-    thread.start()
-    try:
-        await done.wait()
-    except BaseException:
-        with threads.lock:
-            if not box:
-                abandoned[0] = True
-                threads.abandoned += 1
-        raise
-    ok, value = box[0]
-    if ok:
-        return value
-    raise value
+    async def run(self, fn: Callable[[Request], Any], request: Request) -> object:
+        """``fn(request)`` on a pool thread, awaited without blocking the event loop."""
+        import anyio
+        import anyio.lowlevel
+
+        job = _Job(fn, request, anyio.Event(), anyio.lowlevel.current_token())
+        self.submit(job)
+        try:
+            await job.done.wait()
+        except BaseException:
+            with self.lock:
+                if job.state == "queued":
+                    job.state = "dropped"
+                elif job.state == "running":
+                    job.state = "abandoned"
+                    self.abandoned += 1
+            raise
+        ok, value = job.box[0]
+        if ok:
+            return value
+        raise value
+
+
+_POOL = _Pool(RESOLVER_THREADS)
+
+
+def set_resolver_threads(size: int) -> int:
+    """Set how many threads may run plain resolvers at once, for the whole process; returns
+    the size it had. Questions past it wait their turn. The default is
+    [`RESOLVER_THREADS`][toolnexus.mcp.RESOLVER_THREADS]; a smaller size takes effect as
+    running resolvers return. ``TypeError``/``ValueError`` for anything but a positive int."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"set_resolver_threads: size must be an int, not {type_name(size)}")
+    if size < 1:
+        raise ValueError(f"set_resolver_threads: size must be at least 1, not {size}")
+    with _POOL.lock:
+        before, _POOL.size = _POOL.size, size
+        _POOL.lock.notify_all()
+    return before
 
 
 def _stray_cancellation(err: BaseException) -> bool:
@@ -165,9 +261,9 @@ def elicitation_callback(
 
     Args:
         wait_for: the resolver. An ``async def`` is awaited on the event loop; a plain
-            function runs in a (daemon) thread, so a blocking resolver (``input()``, a dialog)
-            never stalls the loop or other sessions. It returns an [`Answer`][toolnexus.Answer] or its
-            wire mapping.
+            function runs on a thread of the process's bounded resolver pool, so a blocking
+            resolver (``input()``, a dialog) never stalls the loop or other sessions. It
+            returns an [`Answer`][toolnexus.Answer] or its wire mapping.
         timeout: seconds the resolver may take. The request it gets then carries
             ``expiresAt``; when the time is up the resolver is cancelled (a worker thread
             is abandoned: its late answer is dropped) and the server gets ``cancel``, the
@@ -199,9 +295,14 @@ def elicitation_callback(
     inside that containment. In URL mode an ``accept`` carries no ``content``, as the
     spec says.
 
-    A plain resolver runs in a daemon thread of its own, so one abandoned by the timeout
-    never delays the interpreter's exit. While [`MAX_ABANDONED_THREADS`][toolnexus.mcp.MAX_ABANDONED_THREADS]
-    of them still run, a new question for it is cancelled at once, with a warning.
+    A plain resolver runs on the process's pool of daemon threads, at most
+    [`RESOLVER_THREADS`][toolnexus.mcp.RESOLVER_THREADS] (32) at once whatever the number of
+    questions, callbacks and sessions ([`set_resolver_threads`][toolnexus.mcp.set_resolver_threads]
+    changes it); further questions wait their turn, their ``timeout`` running while they
+    wait. A thread abandoned by the timeout never delays the interpreter's exit. While
+    [`MAX_ABANDONED_THREADS`][toolnexus.mcp.MAX_ABANDONED_THREADS] abandoned threads still
+    run in the process, a new question for a plain resolver is cancelled at once, with a
+    warning.
 
     Raises ``TypeError``/``ValueError`` for a ``wait_for`` that is not callable, a
     ``timeout`` that is not a positive number of seconds, a ``validate`` or
@@ -220,13 +321,12 @@ def elicitation_callback(
             f"elicitation_callback: on_result must be callable or None, not {type_name(on_result)}"
         )
     is_async = is_async_callable(wait_for)
-    threads = _Threads()
     cancel = ElicitResult(action="cancel")
 
     async def resolve(request: Request) -> object:
         if is_async:
             return await wait_for(request)  # type: ignore[misc]
-        result = await _in_daemon_thread(wait_for, request, threads)
+        result = await _POOL.run(wait_for, request)
         if inspect.isawaitable(result):  # a plain function that hands back a coroutine
             result = await result
         return result
@@ -249,7 +349,7 @@ def elicitation_callback(
                 if validate:  # no answer could fit: do not make a person try
                     logger.warning("elicitation %s: %s; cancel sent without asking", request.id, err)
                     return cancel, "validation"
-        if not is_async and threads.full():
+        if not is_async and _POOL.overloaded():
             logger.warning(
                 "elicitation %s: %d resolver threads abandoned after their timeout are still running; "
                 "cancel sent without asking",

@@ -20,7 +20,16 @@ transports.
 from __future__ import annotations
 
 from ._answering import AnswerProblemError, result_for
-from ._callback import MAX_ABANDONED_THREADS, OnResult, Outcome, WaitFor, elicitation_callback
+from ._callback import (
+    MAX_ABANDONED_THREADS,
+    RESOLVER_THREADS,
+    CallbackOptions,
+    OnResult,
+    Outcome,
+    WaitFor,
+    elicitation_callback,
+    set_resolver_threads,
+)
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
 from ._url_required import (
     MAX_URL_ELICITATIONS,
@@ -34,8 +43,10 @@ from ._url_required import (
 __all__ = [
     "MAX_ABANDONED_THREADS",
     "MAX_URL_ELICITATIONS",
+    "RESOLVER_THREADS",
     "URL_ELICITATION_REQUIRED",
     "AnswerProblemError",
+    "CallbackOptions",
     "ElicitationCompletions",
     "ElicitationParams",
     "OnResult",
@@ -49,6 +60,7 @@ __all__ = [
     "elicitation_to_request",
     "new_request_id",
     "result_for",
+    "set_resolver_threads",
 ]
 
 _MOVED = {"sensitive_fields": "toolnexus.forms", "validate_content": "toolnexus.forms"}
