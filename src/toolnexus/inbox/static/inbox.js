@@ -1,6 +1,7 @@
 // The toolnexus inbox's live updates: the page listens to the server's events and, when what
-// it shows has changed, fetches it again (the list) or says so (a question, whose form may hold
-// what the person typed). Everything works without this file; it only saves a reload.
+// it shows has changed, fetches it again (the list), reloads (a call with nothing left to
+// answer, following it to its result) or says so (a question, whose form may hold what the
+// person typed). Everything works without this file; it only saves a reload.
 (function () {
   "use strict";
   var body = document.body;
@@ -22,6 +23,8 @@
           target.replaceChildren.apply(target, Array.prototype.slice.call(parsed.body.childNodes));
           if (note) { note.textContent = "The list was updated."; }
         });
+    } else if (live === "reload") {
+      window.location.reload();  // nothing typed here to lose: follow the call
     } else if (note) {
       note.textContent = "This call changed elsewhere. Reload the page to see it.";
     }
