@@ -256,16 +256,21 @@ class PostgresStore:
             )
 
     @contextlib.contextmanager
-    def _conn(self, *, write: bool = False) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection in one transaction; a lost database becomes ``StoreUnavailableError``."""
+    def _conn(self, *, write: bool = False, single: bool = False) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection in one transaction (or, ``single``, for one statement, which is
+        a transaction of its own); a lost database becomes ``StoreUnavailableError``."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
         if write and self.read_only:
             raise StoreError(f"{self.where} was opened read-only")
         try:
-            with self._pool.connection(timeout=self._connect_timeout) as conn, conn.transaction():
-                yield conn
+            with self._pool.connection(timeout=self._connect_timeout) as conn:
+                if single:
+                    yield conn
+                else:
+                    with conn.transaction():
+                        yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as err:
             raise StoreUnavailableError(f"lost {self.where}: {_reason(err)}") from None
 
@@ -279,7 +284,7 @@ class PostgresStore:
         if follows is not None:
             check_key(follows)
         expires = earliest_expiry(pending, check_deadline(deadline))
-        with self._conn(write=True) as conn:
+        with self._conn(write=True, single=True) as conn:
             key = self._insert(conn, pending, text, expires, follows)
         fire(self.on_event, Event("parked", key, "waiting", pending.server, pending.target))
         return key
@@ -302,7 +307,7 @@ class PostgresStore:
     def get(self, key: str) -> Pending:
         """The pending kept under ``key``; ``KeyError`` when none, ``ValueError`` when it does not read."""
 
-        with self._conn() as conn:
+        with self._conn(single=True) as conn:
             row = conn.execute(
                 "SELECT pending FROM toolnexus_call WHERE key = %s", (check_key(key),)
             ).fetchone()
@@ -407,7 +412,7 @@ class PostgresStore:
         """Forget the call under ``key`` and its answers; ``KeyError`` when there is none."""
 
         key = check_key(key)
-        with self._conn(write=True) as conn:
+        with self._conn(write=True, single=True) as conn:
             gone = conn.execute("DELETE FROM toolnexus_call WHERE key = %s", (key,)).rowcount
         if not gone:
             raise KeyError(key)
@@ -418,7 +423,7 @@ class PostgresStore:
         """One page of parked calls, newest first; as
         [`SqliteStore.page`][toolnexus.durable.SqliteStore.page]."""
         sql, params = page_query(limit, before, server, "%s")
-        with self._conn() as conn:
+        with self._conn(single=True) as conn:
             rows = conn.execute(
                 "SELECT seq, key, created, pending FROM toolnexus_call" + sql, params
             ).fetchall()
@@ -488,7 +493,7 @@ class PostgresStore:
     def _end(self, key: str, token: str, sql: str, params: tuple[Any, ...]) -> str | None:
 
         key = check_key(key)
-        with self._conn(write=True) as conn:
+        with self._conn(write=True, single=True) as conn:
             row = conn.execute(sql + " RETURNING server", (*params, key, token)).fetchone()
         if row is None:
             raise LeaseLostError(_LOST.format(key=key))
@@ -501,7 +506,7 @@ class PostgresStore:
         """Extend the claim's lease to ``lease`` seconds from now (the database's clock);
         returns the new deadline. ``LeaseLostError`` when the claim is no longer this token's."""
         lease = check_lease(lease)
-        with self._conn(write=True) as conn:
+        with self._conn(write=True, single=True) as conn:
             row = conn.execute(
                 f"UPDATE toolnexus_call SET lease_until = {_NOW} + %s"
                 + self._MINE
