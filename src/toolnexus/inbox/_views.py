@@ -15,10 +15,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._answering import form_of as read_form_of
 from .._util import escape_text
 from .._wire import Answer, Request
 from ..durable import Call, Pending
-from ..forms import FORMATS, Field, Form, FormError, read_form, sensitive_fields
+from ..forms import FORMATS, Field, Form, FormError, sensitive_fields
 from ..urls import UrlError, browser_host, read_url, url_warnings
 
 __all__ = [
@@ -321,15 +322,14 @@ def answer_word(answer: Answer) -> str:
 
 
 def form_of(request: Request) -> tuple[Form | None, str | None]:
-    """The question's form and why it cannot be answered (``None`` when it can). A request
-    that carries no schema is a form with no fields."""
-    data = request.data or {}
-    if "schema" not in data:
-        return Form(), None
+    """The question's form (read by the answering core's ``form_of``) and why it cannot be
+    answered here (``None`` when it can). A request that carries no data is a form with no
+    fields."""
     try:
-        return read_form(data["schema"]), None
+        form = read_form_of(request)
     except FormError as err:
         return None, shown(str(err))
+    return (form if form is not None else Form()), None
 
 
 def question_view(
