@@ -572,3 +572,26 @@ def test_closed_stdout_stops_quietly_with_141(tmp_path: Path, processes: Process
     assert "→ cancelled" in result.stderr
     assert "toolnexus:" not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_review_shows_a_choice_by_its_title() -> None:
+    import io
+
+    from toolnexus.console import ConsoleResolver
+    from toolnexus.testing import form_request
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "hero": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Hero One"}]},
+            "sidekicks": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "s-1", "title": "Robin"}, {"const": "s-2", "title": "Alfred"}]},
+            },
+        },
+    }
+    shown = io.StringIO()
+    resolver = ConsoleResolver("s", stdin=io.StringIO("1\n2,1\n\n"), stdout=shown)
+    answer = resolver(form_request(schema))
+    assert answer.data == {"hero": "hero-1", "sidekicks": ["s-2", "s-1"]}
+    assert "Review:\n  hero: Hero One\n  sidekicks: Alfred, Robin\n" in shown.getvalue()

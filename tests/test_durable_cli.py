@@ -343,3 +343,27 @@ def test_every_text_from_a_store_is_escaped_by_pending_and_resume(
     assert "no answer for elc-\\x1b]0;t\\x07-\\u202e" in err
     for text in (out, err):
         assert not any(ch in text for ch in RAW), text
+
+
+def test_resume_on_a_server_of_another_name_is_refused_unless_renamed(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = tmp_path / "pending.db"
+    key = park(capsys, url, store, "two_rounds")
+    with SqliteStore(store) as opened:
+        (request,) = opened.get(key).requests
+        opened.record(key, Answer(request.id, False, None, "declined"))
+    with sqlite3.connect(store) as db:  # parked, as the record says, from a server of another name
+        (text,) = db.execute("SELECT pending FROM toolnexus_pending WHERE key = ?", (key,)).fetchone()
+        wire = json.loads(text)
+        wire["server"] = "old-name"
+        db.execute("UPDATE toolnexus_pending SET pending = ? WHERE key = ?", (json.dumps(wire), key))
+
+    status, out, err = command(capsys, "resume", str(store), key, "--url", url)
+    assert status == 2, err
+    assert "parked from the server 'old-name'" in err
+    assert "use --renamed-server" in err
+    assert out == ""
+    status, out, err = command(capsys, "resume", str(store), key, "--url", url, "--renamed-server")
+    assert status == 0, err
+    assert json.loads(out) == {"tool": "two_rounds", "name": None, "action": "decline", "content": None}

@@ -542,7 +542,7 @@ class ConsoleResolver:
                 elif spec.name in secrets:
                     shown = "***"
                 else:
-                    shown = _clean(_show(values[spec.name]))
+                    shown = _clean(_shown(spec, values[spec.name]))
                 self._say(f"  {_clean(spec.label)}: {shown}")
             choice = self._choose(
                 "Send? [Y/n/e] ",
@@ -644,6 +644,18 @@ class _Empty:
 
 
 _EMPTY: Any = _Empty()
+
+
+def _shown(spec: Field, value: Any) -> str:
+    """A value as the review shows it: a choice by its title, as the user picked it."""
+    if not spec.choices:
+        return _show(value)
+    picked = value if isinstance(value, list) else [value]
+    titles = [
+        next((c.title for c in spec.choices if type(c.value) is type(v) and c.value == v), _show(v))
+        for v in picked
+    ]
+    return ", ".join(titles)
 
 
 def _show(value: Any) -> str:

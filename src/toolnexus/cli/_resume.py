@@ -36,13 +36,19 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_connection_options(parser)
     add_output_options(parser)
     add_answer_options(parser)
+    parser.add_argument(
+        "--renamed-server",
+        action="store_true",
+        help="resume even though the server's name differs from the one the call was parked from "
+        "(a server that was renamed); without it such a resume is refused and nothing is sent",
+    )
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
     from mcp_types import CallToolResult
 
     from .._pending import elicit_results
-    from ..durable import Pending, resume
+    from ..durable import Pending, ServerMismatchError, resume
     from ..mcp import elicitation_callback
 
     output = context.output
@@ -74,7 +80,11 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     async def body(client: Client) -> int:
         check_era(client, "resume", "resume without --protocol legacy")
         try:
-            outcome = await resume(client, pending, answers)
+            outcome = await resume(client, pending, answers, allow_renamed_server=args.renamed_server)
+        except ServerMismatchError as err:
+            raise CliError(
+                EXIT_USAGE, f"{err}".replace("pass allow_renamed_server=True", "use --renamed-server")
+            ) from None
         except Exception as err:
             raise durable_failure(what, err, server.label) from None
         if isinstance(outcome, Pending):
