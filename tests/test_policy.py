@@ -229,6 +229,20 @@ def test_ask_hands_the_request_to_the_fallback(caplog: pytest.LogCaptureFixture)
     assert "rule 0 says ask, but the policy has no fallback" in caplog.text
 
 
+def test_a_deeply_nested_policy_file_is_a_clear_error(tmp_path: Path) -> None:
+    """Issue 20: a policy file nested 100,000 deep raised RecursionError."""
+    deep = 100_000
+    path = tmp_path / "deep.json"
+    path.write_text('{"rules": ' + "[" * deep + "]" * deep + "}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"deep.json: nested too deeply to be a policy file"):
+        Policy.from_file(path)
+    if sys.version_info >= (3, 11):
+        path = tmp_path / "deep.toml"
+        path.write_text("rules = " + "[" * deep + "]" * deep + "\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=r"deep.toml: nested too deeply to be a policy file"):
+            Policy.from_file(path)
+
+
 def test_policy_files(tmp_path: Path) -> None:
     rules = {"rules": [{"prompt": "Deploy", "action": "accept", "values": {"region": "eu-west-1"}}]}
     path = tmp_path / "policy.json"

@@ -271,6 +271,10 @@ def test_a_masked_or_broken_log_is_refused_naming_the_line(tmp_path: Path) -> No
     broken.write_text('{"time": 1}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"broken.jsonl:1: not a traffic log event"):
         ReplayResolver.from_log(broken)
+    deep = 100_000
+    broken.write_text('{"event": "request", "request": ' + "[" * deep + "]" * deep + "}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken.jsonl:1: nested too deeply to be a traffic log event"):
+        ReplayResolver.from_log(broken)  # issue 20: was a RecursionError
 
 
 # --- what importing costs -----------------------------------------------------------------

@@ -136,6 +136,8 @@ class Policy:
         if suffix == ".json":
             try:
                 loaded = json.loads(text)
+            except RecursionError:
+                raise ValueError(f"{file}: nested too deeply to be a policy file") from None
             except json.JSONDecodeError as err:
                 raise ValueError(f"{file}: not valid JSON: {err.msg} at line {err.lineno}") from None
         else:
@@ -231,6 +233,8 @@ def _load_toml(file: Path, text: str) -> Any:
 
         try:
             return tomllib.loads(text)
+        except RecursionError:
+            raise ValueError(f"{file}: nested too deeply to be a policy file") from None
         except tomllib.TOMLDecodeError as err:
             raise ValueError(f"{file}: not valid TOML: {err}") from None
     raise ValueError(f"{file}: TOML policy files need Python 3.11 or later (tomllib); use JSON")

@@ -408,6 +408,8 @@ def _read_log(path: Path) -> list[tuple[Request, Answer]]:
             where = f"{path}:{number}"
             try:
                 event = json.loads(line)
+            except RecursionError:
+                raise ValueError(f"{where}: nested too deeply to be a traffic log event") from None
             except json.JSONDecodeError:
                 raise ValueError(f"{where}: not a JSON line of a traffic log") from None
             if not isinstance(event, dict) or event.get("event") not in ("request", "answer", "error"):
