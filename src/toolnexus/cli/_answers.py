@@ -35,8 +35,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--accept-defaults",
         action="store_true",
-        help="accept every form with its defaults where they make an answer that fits; ask the rest here "
-        "at a terminal (cancelled without one)",
+        help="accept every form with its defaults where they make an answer that fits; ask the rest "
+        "as call asks (at the terminal, or from stdin without one: Enter takes a default)",
     )
 
 
@@ -74,11 +74,9 @@ def answering(
         if answer is not None:
             _report(output, request, answer, "--accept-defaults")
             return answer
-        if fallback is not None:
-            return fallback(request)
-        answer = Answer.cancel(request)
-        _report(output, request, answer, "--accept-defaults, no terminal to ask")
-        return answer
+        # What the defaults do not answer is asked as `call` asks it: at the terminal, or one
+        # line of stdin per field (and one for the review) without one; Enter takes a default.
+        return resolver(request)
 
     return with_defaults
 
