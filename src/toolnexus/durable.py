@@ -7,14 +7,14 @@ state. This module turns that into something a host can store and resume, in ano
 process, an hour later:
 
 ```python
-outcome = await durable.call_tool(client, "deploy", {"service": "api"})
+outcome = await durable.call_tool_or_park(client, "deploy", {"service": "api"})
 if isinstance(outcome, durable.Pending):
     key = store.put(outcome)            # the process may end here
 ...
 result = await durable.resume(client, store.get(key), store.answers(key))
 ```
 
-- [`call_tool`][toolnexus.durable.call_tool], [`get_prompt`][toolnexus.durable.get_prompt]
+- [`call_tool_or_park`][toolnexus.durable.call_tool_or_park], [`get_prompt`][toolnexus.durable.get_prompt]
   and [`read_resource`][toolnexus.durable.read_resource] make the call, and give a
   [`Pending`][toolnexus.durable.Pending] instead of asking when the server asks for input.
 - [`resume`][toolnexus.durable.resume] answers it and gives the result, or the next
@@ -80,6 +80,7 @@ from ._store import (
     check_lease,
 )
 from ._util import check_seconds, utc_timestamp
+from ._util import type_name as _type_name
 from ._wire import Request
 
 if TYPE_CHECKING:
@@ -134,10 +135,6 @@ _STATE_ONLY_DELAY: Final = (0.05, 0.25)  # first and longest wait before retryin
 _RELIST_PAGES: Final = 100  # at most this many pages of tools/list to find a tool again
 
 
-def _type_name(value: object) -> str:
-    return type(value).__name__
-
-
 # --- the elicitation callback for a client that only parks ---------------------------------
 
 
@@ -149,7 +146,7 @@ async def park_only(context: ClientRequestContext, params: ElicitRequestParams) 
     ```
 
     A server asks only a client that advertises elicitation, and the SDK advertises it only
-    for a client built with a callback. [`call_tool`][toolnexus.durable.call_tool] never
+    for a client built with a callback. [`call_tool_or_park`][toolnexus.durable.call_tool_or_park] never
     calls it; a question that arrives inline anyway (``client.call_tool(...)`` used directly)
     is answered ``cancel``, with a warning on the ``toolnexus.durable`` logger. A host that can also
     answer inline passes [`elicitation_callback`][toolnexus.mcp.elicitation_callback]
@@ -339,7 +336,7 @@ async def _start(client: Client, call: _Call, expires_in: object, caller: str) -
     return await _drive(client, call, send, await send(None, None), seconds)
 
 
-async def call_tool(
+async def call_tool_or_park(
     client: Client, name: str, arguments: dict[str, Any] | None = None, *, expires_in: float | None = None
 ) -> CallToolResult | Pending:
     """Call a tool as ``client.call_tool`` does, except that when the server asks for input
@@ -378,7 +375,8 @@ async def call_tool(
 async def get_prompt(
     client: Client, name: str, arguments: dict[str, str] | None = None, *, expires_in: float | None = None
 ) -> GetPromptResult | Pending:
-    """Get a prompt as ``client.get_prompt`` does; park as [`call_tool`][toolnexus.durable.call_tool] does."""
+    """Get a prompt as ``client.get_prompt`` does; park as
+    [`call_tool_or_park`][toolnexus.durable.call_tool_or_park] does."""
     if not isinstance(name, str):
         raise TypeError(f"get_prompt: name must be a str, not {_type_name(name)}")
     if arguments is not None and not isinstance(arguments, dict):
@@ -391,7 +389,7 @@ async def read_resource(
     client: Client, uri: str, *, expires_in: float | None = None
 ) -> ReadResourceResult | Pending:
     """Read a resource as ``client.read_resource`` does; park as
-    [`call_tool`][toolnexus.durable.call_tool] does."""
+    [`call_tool_or_park`][toolnexus.durable.call_tool_or_park] does."""
     if not isinstance(uri, str):
         raise TypeError(f"read_resource: uri must be a str, not {_type_name(uri)}")
     outcome = await _start(client, _Call("resources/read", uri, None), expires_in, "read_resource")
@@ -440,11 +438,11 @@ async def resume(
 
     Args:
         client: a connected ``mcp.Client`` (a new one is fine), built as for
-            [`call_tool`][toolnexus.durable.call_tool].
+            [`call_tool_or_park`][toolnexus.durable.call_tool_or_park].
         pending: what the call parked as.
         answers: request id to [`Answer`][toolnexus.Answer] (or its wire mapping), or an
             iterable of answers, each by its ``id``; one for every request, no other.
-        expires_in: as for [`call_tool`][toolnexus.durable.call_tool], for the next round.
+        expires_in: as for [`call_tool_or_park`][toolnexus.durable.call_tool_or_park], for the next round.
         allow_renamed_server: resume even though the connected server's name differs from
             the one the call was parked from (a server that was renamed).
 
@@ -474,9 +472,10 @@ async def resume(
     return await _drive(client, call, send, await send(responses, pending.request_state), seconds)
 
 
-call_tool_or_park = call_tool
-"""[`call_tool`][toolnexus.durable.call_tool] under the name that says what it does: the
-result, or a ``Pending`` to park."""
+call_tool = call_tool_or_park
+"""The former name of [`call_tool_or_park`][toolnexus.durable.call_tool_or_park], kept as an
+alias: the same function. The new name tells it apart from
+[`toolnexus.mcp.call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]."""
 
 
 # --- stores --------------------------------------------------------------------------------
