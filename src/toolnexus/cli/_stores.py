@@ -125,4 +125,4 @@ def add_store_argument(parser: argparse.ArgumentParser, *, key: bool) -> None:
 async def refuse_inline(request: Request) -> Answer:
     """The resolver of a durable connection: never asked on 2026-07-28 (the call parks
     instead); anything that arrives inline is cancelled."""
-    return Answer(request.id, False, None, "cancelled")
+    return Answer.cancel(request)

@@ -319,9 +319,9 @@ class _Inbox:
                 back=back,
             )
         if action == "decline":
-            answer = Answer(request_id, False, None, "declined")
+            answer = Answer.decline(request_id)
         elif action == "cancel":
-            answer = Answer(request_id, False, None, "cancelled")
+            answer = Answer.cancel(request_id)
         elif action != "accept":
             return self.message(request, 400, "Unknown action", "The form asked for nothing this inbox does.")
         elif question.kind == "input":
