@@ -16,6 +16,7 @@ import logging
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -97,6 +98,7 @@ _SCHEMA: Final = (
 _CALL_COLUMNS: Final = (
     "key, status, pending, server, created, updated, attempts, lease_until, error, outcome, follows, next"
 )
+_CHECK_IDLE: Final = 0.5  # seconds a pooled connection may idle before it is checked on use
 _LOST: Final = "the claim on {key} was lost: its lease ran out and it was taken since"
 
 
@@ -185,13 +187,14 @@ class PostgresStore:
         self._wait_lock = threading.Lock()
         self._listener: psycopg.Connection[Any] | None = None
         self._listener_lost = False
+        self._last_used: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
         self._check_schema(create)
         self._pool: ConnectionPool[Any] = ConnectionPool(
             dsn,
             min_size=1,
             max_size=max(1, int(pool_size)),
             kwargs={"autocommit": True, "connect_timeout": self._connect_timeout},
-            check=ConnectionPool.check_connection,
+            check=self._check_connection,
             open=False,
             name="toolnexus",
             reconnect_timeout=0,
@@ -215,6 +218,16 @@ class PostgresStore:
                 with contextlib.suppress(Exception):
                     self._listener.close()
                 self._listener = None
+
+    def _check_connection(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's ``check``: a round trip to the database for a connection idle longer than
+        :data:`_CHECK_IDLE` (after a restart, the idle ones are found dead and replaced
+        before use); one used a moment ago goes unchecked, and if the database went away in
+        that moment the operation raises ``StoreUnavailableError`` and the next reconnects."""
+        from psycopg_pool import ConnectionPool
+
+        if time.monotonic() - self._last_used.get(conn, 0.0) > _CHECK_IDLE:
+            ConnectionPool.check_connection(conn)
 
     def _connect(self) -> psycopg.Connection[Any]:
         import psycopg
@@ -266,11 +279,14 @@ class PostgresStore:
             raise StoreError(f"{self.where} was opened read-only")
         try:
             with self._pool.connection(timeout=self._connect_timeout) as conn:
-                if single:
-                    yield conn
-                else:
-                    with conn.transaction():
+                try:
+                    if single:
                         yield conn
+                    else:
+                        with conn.transaction():
+                            yield conn
+                finally:
+                    self._last_used[conn] = time.monotonic()
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as err:
             raise StoreUnavailableError(f"lost {self.where}: {_reason(err)}") from None
 
