@@ -375,6 +375,75 @@ def _us(value: float) -> str:
     return f"{value / 1e3:,.1f}"
 
 
+def summary(results: dict[str, Any]) -> list[str]:
+    """What a user pays: each operation, ours, the peer, the ratio, all from this one run."""
+    ours: dict[str, float] = results["micro"]["ours"]
+    up: dict[str, float] = results["micro"]["upstream"]
+    imports: dict[str, float] = results["imports"]
+    upstream = "upstream 0.21 (mcp 1.x)"
+    rows: list[tuple[str, str, str, float | None]] = []
+
+    def micro(what: str, key: str, peer_key: str, peer: str, peer_side: dict[str, float]) -> None:
+        theirs = peer_side.get(peer_key)
+        shown = f"{_ns(theirs)} ns, {peer}" if theirs is not None else "n/a"
+        ratio = ours[key] / theirs if theirs else None
+        rows.append((what, f"{_ns(ours[key])} ns", shown, ratio))
+
+    micro("a form question to a `Request`", "e2r_form_model", "e2r_form_model", upstream, up)
+    micro("a URL question to a `Request`", "e2r_url_model", "e2r_url_model", upstream, up)
+    micro("an accept to the `ElicitResult`", "a2e_accept", "a2e_accept", upstream, up)
+    micro("the same, against building it by hand", "a2e_accept", "floor_accept", "`ElicitResult(...)`", ours)
+    micro("a decline to the `ElicitResult`", "a2e_decline", "a2e_decline", upstream, up)
+    for label, peer_key, peer in (
+        ("`import toolnexus.mcp`", "upstream", "the upstream's module"),
+        ("the same, against the SDK's types alone", "mcp_types", "`import mcp_types`"),
+    ):
+        rows.append(
+            (
+                label,
+                f"{_ms(imports['ours'])} ms",
+                f"{_ms(imports[peer_key])} ms, {peer}",
+                imports["ours"] / imports[peer_key],
+            )
+        )
+    for era, t in results["roundtrip"].items():
+        rows.append(
+            (
+                f"a tool call that asks one form question, {era}",
+                f"{_us(t['bridge'])} µs",
+                f"{_us(t['bare'])} µs, a bare callback",
+                t["bridge"] / t["bare"],
+            )
+        )
+    if "durable" in results:
+        cpu = results["durable"]["exchange"]["cpu"]
+        rows.append(
+            (
+                "parking a call and resuming it (CPU)",
+                f"{_us(cpu['durable'])} µs",
+                f"{_us(cpu['sdk'])} µs, the SDK's manual loop",
+                cpu["durable"] / cpu["sdk"],
+            )
+        )
+        store = results["durable"]["store"]
+        for label, key in (("`SqliteStore.put`", "put"), ("`SqliteStore.record`", "record")):
+            rows.append(
+                (
+                    label,
+                    f"{_us(1e9 / store[key])} µs",
+                    f"{_us(1e9 / store['raw_insert'])} µs, a raw `sqlite3` INSERT",
+                    store["raw_insert"] / store[key],
+                )
+            )
+    lines = [
+        "| operation | ours | the peer | ratio |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for what, mine, theirs, ratio in rows:
+        lines.append(f"| {what} | {mine} | {theirs} | {'n/a' if ratio is None else f'{ratio:.2f}x'} |")
+    return [*lines, ""]
+
+
 def report(results: dict[str, Any]) -> tuple[str, list[Target]]:
     ours: dict[str, float] = results["micro"]["ours"]
     up: dict[str, float] = results["micro"]["upstream"]
@@ -392,6 +461,9 @@ def report(results: dict[str, Any]) -> tuple[str, list[Target]]:
         f"(pydantic {ver['ours']['pydantic']} / {ver['upstream']['pydantic']}). "
         f"Best of {results['settings']['rounds']} samples, sides alternating."
     )
+    add("")
+    lines.extend(summary(results))
+    add("The same run in full:")
     add("")
     add("| ns per call (best) | ours | upstream 0.21.0 |")
     add("| --- | ---: | ---: |")
