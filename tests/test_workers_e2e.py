@@ -311,3 +311,18 @@ class socket_closed_port:  # noqa: N801 - used as a context manager
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+def test_a_server_that_cannot_be_started_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    spec = str(tmp_path / "calls.db")
+    open_store(spec).close()
+    done = subprocess.run(
+        [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", "/nonexistent/server", "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("toolnexus: cannot connect to ")
