@@ -67,3 +67,30 @@ async def test_an_mcp1_form_with_optional_fields_is_answered_at_the_console(
     assert "Nickname (nickname)" in transcript
     assert "a whole number of at least 0 · optional" in transcript
     assert "cannot be answered" not in transcript
+
+
+def test_the_command_keeps_an_mcp1_servers_refusal_of_the_probe_off_the_terminal(
+    mcp1_python: Path, tmp_path: Path
+) -> None:
+    """Under ``--protocol auto``, an mcp 1.x server logs a validation dump of the
+    ``server/discover`` probe on its stderr; the command says so in one line instead."""
+    import sys
+
+    toolnexus = str(Path(sys.executable).with_name("toolnexus"))
+    done = subprocess.run(
+        [toolnexus, "call", "--stdio", f"{mcp1_python} {SERVER}", "contact"],
+        input="ada@example.com\n\n36\n\n\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["action"] == "accept"
+    assert "validation error" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("toolnexus:")]
+    assert said == [
+        "toolnexus: warning: the server refused the protocol probe (server/discover) and logged it on "
+        "its stderr (left out here); --protocol legacy skips the probe, --server-stderr FILE keeps the log"
+    ]

@@ -334,7 +334,9 @@ class _WatchedRead:
 
 
 @contextlib.asynccontextmanager
-async def _watched_transport(server: ServerTarget, watch: _Watch) -> AsyncIterator[Any]:
+async def _watched_transport(
+    server: ServerTarget, watch: _Watch, errlog: TextIO | None = None
+) -> AsyncIterator[Any]:
     if server.is_http:
         from mcp.client.streamable_http import streamable_http_client
 
@@ -342,9 +344,68 @@ async def _watched_transport(server: ServerTarget, watch: _Watch) -> AsyncIterat
     else:
         from mcp.client.stdio import stdio_client
 
-        transport = stdio_client(server.target, errlog=server.errlog or sys.stderr)
+        transport = stdio_client(server.target, errlog=server.errlog or errlog or sys.stderr)
     async with transport as (read_stream, write_stream):
         yield _WatchedRead(read_stream, watch), write_stream
+
+
+class _StderrGate:
+    """A stdio server's stderr, passed on to ours, but held until the handshake is over.
+
+    Under ``--protocol auto`` the command first probes ``server/discover``, which a server
+    on an older SDK (``mcp`` 1.x) refuses by logging a validation dump of a hundred lines or
+    more to its stderr before it answers the handshake; once the connection fell back to the
+    handshake, what was held is dropped when it is that dump, and one line says so."""
+
+    HELD_LIMIT = 1 << 20
+
+    def __init__(self) -> None:
+        read_fd, write_fd = os.pipe()
+        self.errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self._read_fd = read_fd
+        self._lock = threading.Lock()
+        self._held = bytearray()
+        self._passing = False
+        self._thread = threading.Thread(target=self._pump, name="toolnexus-server-stderr", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while chunk := os.read(self._read_fd, 65536):
+                with self._lock:
+                    if not self._passing:
+                        if len(self._held) < self.HELD_LIMIT:
+                            self._held += chunk
+                        continue
+                self._write(chunk)
+        except OSError:
+            pass
+        finally:
+            os.close(self._read_fd)
+
+    @staticmethod
+    def _write(data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            sys.stderr.flush()
+            os.write(sys.stderr.fileno(), data)
+
+    def release(self, *, refused_probe: bool) -> None:
+        """Pass on what was held (not a refused probe's validation dump) and all that follows."""
+        with self._lock:
+            held, self._held = bytes(self._held), bytearray()
+            self._passing = True
+        if refused_probe and b"validat" in held.lower():
+            _LOG.warning(
+                "the server refused the protocol probe (server/discover) and logged it on its stderr "
+                "(left out here); --protocol legacy skips the probe, --server-stderr FILE keeps the log"
+            )
+        elif held:
+            self._write(held)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.errlog.close()
+        self._thread.join(timeout=2)
 
 
 # --- the connection ---------------------------------------------------------------------------
@@ -454,8 +515,9 @@ async def run_connected(
 
     check_protocol(protocol)
     watch = _Watch()
+    gate = _StderrGate() if protocol == "auto" and not server.is_http and server.errlog is None else None
     client = Client(
-        _watched_transport(server, watch),
+        _watched_transport(server, watch, gate.errlog if gate is not None else None),
         elicitation_callback=elicitation_callback,
         message_handler=message_handler,
         logging_callback=_server_log,
@@ -487,6 +549,8 @@ async def run_connected(
                 async with client:
                     phase[0] = "working"
                     connected.set()
+                    if gate is not None:
+                        gate.release(refused_probe=not is_modern(client))
                     _LOG.info("connected to %s, protocol %s", server.label, client.protocol_version)
                     if asking is not None and server.is_http and is_modern(client):
                         group.start_soon(_probe_while_asking, client, asking, watch)
@@ -505,6 +569,10 @@ async def run_connected(
         group.start_soon(deadline)
         group.start_soon(lost)
         group.start_soon(host)
+
+    if gate is not None:
+        gate.release(refused_probe=False)  # a failed connection: its stderr may say why
+        gate.close()
 
     if timed_out[0]:
         raise CliError(
