@@ -232,3 +232,29 @@ def test_a_question_at_the_terminal_is_withdrawn_when_the_server_dies(tmp_path: 
     assert "(question withdrawn: the connection ended)" in screen
     assert screen.rstrip().endswith("was lost")
     assert "Traceback" not in screen
+
+
+def test_a_2026_question_left_open_at_a_terminal_shows_no_warning(tmp_path: Path) -> None:
+    """Over HTTP on 2026-07-28 the command watches the server while a question is shown (no
+    ping: the SDK refuses it there, with a warning that used to land in the prompt). The
+    question stays open past a few probes; nothing but the question is on screen."""
+    from support.http_process import http_server_process
+
+    edge = Path(__file__).resolve().parent / "servers" / "edge_server.py"
+    with http_server_process(lambda fd: [sys.executable, str(edge), "--http-fd", str(fd)]) as base:
+        argv = [sys.executable, "-m", "toolnexus", "call", "--url", base + "/mcp", "ask_new_way"]
+        term = Terminal(argv, dict(os.environ, TERM="xterm-256color"), tmp_path)
+        try:
+            term.wait_for("name: ")
+            time.sleep(3.5)  # the moment under test: a question left open past three probes
+            term.type(b"Ada\r")
+            term.wait_for("Send? [Y/n/e] ")
+            term.type(b"\r")
+            term.wait_for("accept: Ada")
+            assert term.finish() == 0
+        finally:
+            term.kill()
+    screen = term.plain
+    assert "name: Ada\r\n" in screen
+    assert "warning" not in screen
+    assert "Deprecat" not in screen
