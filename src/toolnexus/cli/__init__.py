@@ -1,8 +1,9 @@
 """The ``toolnexus`` command: answer any MCP server's elicitations at the terminal.
 
 ``toolnexus.cli:main`` is the console script's entry point (``python -m toolnexus`` runs it
-too). The subcommands: ``demo``, ``call``, ``pending``, ``answer``, ``resume``, ``inbox``; the console
-page of the docs says what each does, and so does ``toolnexus COMMAND --help``.
+too). The subcommands: ``demo``, ``call``, ``tools``, ``pending``, ``answer``, ``resume``,
+``worker``, ``inbox``; the console page of the docs says what each does, and so does
+``toolnexus COMMAND --help``.
 
 Exit status: 0 success, 1 a tool error, 2 a usage error, 3 the server cannot be reached or
 the connection ends (one line naming the server), 130 interrupted, 141 stdout closed early
@@ -23,8 +24,8 @@ How the package is built (each module imports only the ones listed before it):
 - ``_answers`` (``--answers``/``--accept-defaults``), ``_interactive`` (connect and answer
   here: the console, the traffic log, the bridge) and ``_stores`` (the durable commands'
   store helpers);
-- one module per subcommand (``_demo``, ``_call`` with ``_park``, ``_pending``, ``_answer``,
-  ``_resume``), each exporting ``COMMAND``;
+- one module per subcommand (``_demo``, ``_call`` with ``_park``, ``_tools``, ``_pending``,
+  ``_answer``, ``_resume``, ``_worker``, ``_inbox``), each exporting ``COMMAND``;
 - ``_commands``: the one registry, ``COMMANDS``; ``_main``: the parser and ``main``.
 
 Adding a subcommand: a module ``_NAME.py`` in this package with its arguments, its run
