@@ -224,3 +224,42 @@ def test_a_question_left_open_is_withdrawn_within_5_s_of_the_death(runs: dict[st
     assert "(question withdrawn: the connection ended)" in run.stderr, run.stderr
     assert run.found_after is not None
     assert run.found_after < FOUND_WITHIN, f"found {run.found_after:.1f} s after the kill"
+
+
+def test_resume_whose_server_dies_on_the_answers_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    from toolnexus import Answer
+    from toolnexus.durable import open_store
+
+    server = HttpEdgeServer()
+    try:
+
+        def toolnexus(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [TOOLNEXUS, *argv],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                cwd=tmp_path,
+                timeout=120,
+                check=False,
+                start_new_session=True,
+            )
+
+        parked = toolnexus("call", "--url", server.url, "die_on_answer", "--park", "store.db")
+        assert parked.returncode == 0, parked.stderr
+        key = parked.stdout.strip()
+        with open_store(tmp_path / "store.db", create=False) as store:
+            (request,) = store.get(key).requests
+            store.record(key, Answer(request.id, True, {"name": "Ada"}))
+        resumed = toolnexus("resume", "store.db", key, "--url", server.url)
+        assert resumed.returncode == 3, resumed.stderr
+        assert resumed.stderr == f"toolnexus: the connection to {server.url} was lost\n"
+        assert resumed.stdout == ""
+        again = toolnexus("resume", "store.db", key, "--url", server.url)  # the server is gone now
+        assert again.returncode == 3, again.stderr
+        assert again.stderr.startswith(f"toolnexus: cannot connect to {server.url}: ")
+        assert len(again.stderr.splitlines()) == 1, again.stderr
+        with open_store(tmp_path / "store.db", create=False) as store:
+            assert store.get(key).requests == (request,)  # the record is kept
+    finally:
+        server.stop()
