@@ -66,7 +66,10 @@ class PostgresServer:
         if self._as_postgres:
             shutil.chown(self.root, "postgres")
         self._run(
-            [str(bin_dir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"],
+            [
+                *(str(bin_dir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres"),
+                *("--no-sync", "--no-locale", "-E", "UTF8"),  # no locale the machine may lack
+            ],
             timeout=120,
         )
 
