@@ -44,6 +44,7 @@ __all__ = [
     "connection_closed",
     "demo_target",
     "is_connection_failure",
+    "make_client",
     "run_connected",
     "server_from",
     "shorten",
@@ -217,6 +218,19 @@ def demo_target() -> ServerTarget:
         command=sys.executable, args=["-m", "toolnexus._demo_server"], env={"PYTHONPATH": path}
     )
     return ServerTarget(params, "the demo server")
+
+
+def make_client(server: ServerTarget, *, protocol: str, elicitation_callback: Any = None) -> Client:
+    """An ``mcp.Client`` for ``server`` that honours ``--server-stderr``, for a command that
+    manages its connections itself (the worker); ``run_connected`` is the usual way."""
+    from mcp import Client
+
+    return Client(
+        _watched_transport(server, _Watch()),
+        elicitation_callback=elicitation_callback,
+        logging_callback=_server_log,
+        mode=protocol,
+    )
 
 
 def check_protocol(protocol: str) -> None:

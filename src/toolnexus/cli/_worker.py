@@ -13,7 +13,7 @@ import signal
 
 from .._util import escape_text
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
-from ._connection import add_connection_options, server_from
+from ._connection import add_connection_options, make_client, server_from
 from ._output import reason
 
 __all__ = ["COMMAND"]
@@ -47,7 +47,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     context.stack.callback(store.close)
 
     def connect() -> Client:
-        return Client(server.target, elicitation_callback=park_only, mode=args.protocol)
+        return make_client(server, protocol=args.protocol, elicitation_callback=park_only)
 
     def printed(outcome: Outcome) -> None:
         context.output.result(outcome_line(outcome))
