@@ -375,6 +375,7 @@ SCHEMA_LIKE = st.recursive(
 )
 
 
+@pytest.mark.timeout(600)  # 300 examples: room for a loaded machine (pytest-timeout stops at 120 s)
 def test_any_json_gives_a_form_or_a_form_error() -> None:
     read = 0
 

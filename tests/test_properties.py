@@ -71,6 +71,7 @@ answers = odd_answers | well_formed_answers
 """Answers a host could send (every outcome among them), and odd shapes beside them."""
 
 
+@pytest.mark.timeout(600)  # 400 examples: room for a loaded machine (pytest-timeout stops at 120 s)
 def test_any_params_mapping_maps_or_raises_type_or_value_error() -> None:
     mapped = 0
 
@@ -91,6 +92,7 @@ def test_any_params_mapping_maps_or_raises_type_or_value_error() -> None:
     assert mapped > 0, "no example mapped: the test checked the errors alone"
 
 
+@pytest.mark.timeout(600)  # as above
 def test_any_answer_mapping_maps_or_raises_type_or_value_error() -> None:
     mapped = {True: 0, False: 0}
 
