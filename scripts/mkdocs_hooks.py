@@ -8,18 +8,76 @@ list of names to keep by hand, and a module added later appears by itself, in th
 under the entry whose page is ``reference/index.md``. The changelog page is
 ``CHANGELOG.md`` from the repository root, so it is written in one place.
 
-``tests/test_docs_site.py`` imports this file to know the same modules.
+mermaid, which mkdocs-material uses to draw the diagrams, is served by the site itself (a
+reader offline never reaches a CDN). It is not kept in this repository: the first build
+takes the pinned release from the npm registry (``npm pack mermaid@MERMAID_VERSION``),
+checks its ``dist/mermaid.min.js`` against ``MERMAID_SHA256`` and keeps it in ``.mermaid/``
+(ignored by git); the site serves it as ``MERMAID_URI``.
+
+``tests/test_docs_site.py`` imports this file to know the same modules and the same pin.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "toolnexus"
 REFERENCE_INDEX = "reference/index.md"
+
+MERMAID_VERSION = "11.17.2"  # mkdocs-material 9 draws with mermaid 11
+MERMAID_SHA256 = "581ed7d74bd9048d0e3a91363927d72ef22942d7722546b27f7cc29e35390eb8"
+MERMAID_URI = f"assets/javascripts/mermaid-{MERMAID_VERSION}.min.js"
+MERMAID_CACHE = ROOT / ".mermaid" / f"mermaid-{MERMAID_VERSION}.min.js"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def mermaid_file(cache: Path = MERMAID_CACHE) -> Path:
+    """The pinned ``mermaid.min.js``, fetched from the npm registry on first use.
+
+    Raises ``RuntimeError`` with the reason when npm cannot fetch it or the file is not the
+    pinned one. Two builds at once each write their own temporary copy, then rename it.
+    """
+    if cache.exists() and _sha256(cache) == MERMAID_SHA256:
+        return cache
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache.parent) as tmp:
+        spec = f"mermaid@{MERMAID_VERSION}"
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError(f"the docs need {spec} from the npm registry, and npm is not installed")
+        done = subprocess.run(
+            [npm, "pack", spec, "--silent", "--pack-destination", tmp],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"npm pack {spec} failed: {reason}")
+        (tarball,) = Path(tmp).glob("mermaid-*.tgz")
+        with tarfile.open(tarball) as archive:
+            member = archive.extractfile("package/dist/mermaid.min.js")
+            if member is None:
+                raise RuntimeError(f"{spec} has no dist/mermaid.min.js")
+            fetched = Path(tmp) / "mermaid.min.js"
+            fetched.write_bytes(member.read())
+        if _sha256(fetched) != MERMAID_SHA256:
+            raise RuntimeError(f"{spec}'s dist/mermaid.min.js is not the pinned one (sha256 differs)")
+        os.replace(fetched, cache)
+    return cache
 
 
 def public_modules(package: Path = PACKAGE) -> list[str]:
@@ -108,4 +166,11 @@ def on_files(files: Any, config: Any) -> Any:
     generated["changelog.md"] = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     for uri, content in generated.items():
         files.append(File.generated(config, uri, content=content))
+    try:
+        mermaid = mermaid_file()
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as err:
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(f"mermaid for the diagrams: {err}") from err
+    files.append(File.generated(config, MERMAID_URI, abs_src_path=str(mermaid)))
     return files

@@ -29,6 +29,7 @@ import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -117,13 +118,16 @@ def _public_modules() -> list[str]:
     return names
 
 
-def test_the_public_modules_are_the_ones_the_reference_covers() -> None:
+def _hooks() -> Any:
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        hooks = importlib.import_module("mkdocs_hooks")
+        return importlib.import_module("mkdocs_hooks")
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    assert sorted(hooks.public_modules()) == sorted(_public_modules())
+
+
+def test_the_public_modules_are_the_ones_the_reference_covers() -> None:
+    assert sorted(_hooks().public_modules()) == sorted(_public_modules())
 
 
 @pytest.mark.parametrize("module", _public_modules())
@@ -241,7 +245,9 @@ def test_every_use_of_section_10_links_to_its_definition() -> None:
 def test_the_site_serves_the_pinned_mermaid(site: Path) -> None:
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert f"- {MERMAID}" in config, "mkdocs.yml's extra_javascript lists the pinned mermaid"
-    for where in (DOCS / MERMAID, site / MERMAID):
+    hooks = _hooks()
+    assert (hooks.MERMAID_URI, hooks.MERMAID_SHA256) == (MERMAID, MERMAID_SHA256)
+    for where in (hooks.MERMAID_CACHE, site / MERMAID):
         digest = hashlib.sha256(where.read_bytes()).hexdigest()
         assert digest == MERMAID_SHA256, f"{where} is not mermaid 11.17.2's dist/mermaid.min.js"
 
