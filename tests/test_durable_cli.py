@@ -101,8 +101,12 @@ def test_park_answer_resume_in_three_processes(
         "action": "accept",
         "content": {"name": "Ada", "age": 36, "newsletter": True},
     }
-    with SqliteStore(store) as opened:
-        assert opened.list() == []  # removed once the server answered
+    with SqliteStore(store) as opened:  # claimed, then done with the result kept
+        call = opened.call(key)
+    assert (call.status, call.attempts) == ("done", 1)
+    assert call.result is not None
+    status, _, err = command(capsys, "resume", str(store), key, "--url", url)
+    assert (status, err) == (2, f"toolnexus: {key} is done already: nothing to resume\n")
 
 
 def test_a_second_round_is_parked_anew(url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,7 +122,9 @@ def test_a_second_round_is_parked_anew(url: str, tmp_path: Path, capsys: pytest.
     assert second != key
     assert "the server asks again: parked as" in err
     with SqliteStore(store) as opened:
-        assert [k for k, _ in opened.list()] == [second]
+        assert [k for k, _ in opened.list()] == [key, second]
+        assert (opened.call(key).status, opened.call(key).next) == ("done", second)
+        assert opened.call(second).follows == key
         (request,) = opened.get(second).requests
         opened.record(second, Answer(request.id, False, None, "declined"))
 
@@ -132,7 +138,7 @@ def test_a_second_round_is_parked_anew(url: str, tmp_path: Path, capsys: pytest.
     }
 
 
-def test_a_failed_resume_keeps_the_record(
+def test_a_failed_resume_keeps_the_record_failed(
     url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "pending.db"
@@ -149,8 +155,11 @@ def test_a_failed_resume_keeps_the_record(
     status, _, err = command(capsys, "resume", str(store), key, "--url", url)
     assert status == 1
     assert "Invalid or expired requestState" in err
-    with SqliteStore(store) as opened:
-        assert [k for k, _ in opened.list()] == [key]
+    with SqliteStore(store) as opened:  # kept, failed with the server's error
+        call = opened.call(key)
+    assert call.status == "failed"
+    assert call.error is not None
+    assert "Invalid or expired requestState" in call.error
 
 
 def test_a_legacy_connection_cannot_park(

@@ -249,6 +249,60 @@ def test_many_claimers_at_once_each_call_to_exactly_one(backend: Backend) -> Non
     assert sorted(every) == sorted(keys)  # each once, none lost
 
 
+def test_a_claim_by_key_takes_that_call_only_when_it_is_ready_or_its_lease_ran_out(
+    store: Store, backend: Backend
+) -> None:
+    waiting = store.put(pending(0))
+    key = store.put(pending(1))
+    other = store.put(pending(2))
+    answer_all(store, key, 1)
+    answer_all(store, other, 2)
+    assert store.claim(lease=30, key=waiting) == []  # still waiting for answers
+    assert store.call(waiting).status == "waiting"
+    assert store.claim(lease=30, key="no-such-key") == []
+    (claim,) = store.claim(lease=3, key=key, limit=5)  # one call, whatever the limit
+    assert (claim.key, claim.attempt, claim.pending) == (key, 1, pending(1))
+    assert store.call(other).status == "ready"  # the other ready call is left alone
+    assert store.claim(lease=30, key=key) == []  # resuming under a live lease
+    assert store.call(key).status == "resuming"
+    time.sleep(3.5)
+    (again,) = backend.open().claim(lease=30, key=key)  # the lease ran out: claimable
+    assert (again.key, again.attempt) == (key, 2)
+    with pytest.raises(LeaseLostError):
+        store.finish(key, claim.token, {"content": []})
+    store.finish(key, again.token, {"content": []})
+    assert store.claim(lease=30, key=key) == []  # done
+    assert store.call(key).status == "done"
+    assert [c.key for c in store.claim(lease=30, key=other, server="elsewhere")] == []
+    assert [c.key for c in store.claim(lease=30, key=other, server="srv")] == [other]
+
+
+def test_many_claimers_of_one_key_at_once_exactly_one_wins(backend: Backend) -> None:
+    setup = backend.open()
+    keys = []
+    for n in range(5):  # five rounds, each a race of six claimers on one ready call
+        key = setup.put(pending(n, two=False))
+        setup.record(key, Answer(f"elc-a-{n}", True, {"name": "Ada"}))
+        keys.append(key)
+    stores = [backend.open() for _ in range(6)]
+    for key in keys:
+        won: list[int] = []
+        barrier = threading.Barrier(len(stores))
+
+        def claimer(index: int, key: str = key, won: list[int] = won, barrier: Any = barrier) -> None:
+            barrier.wait()
+            if stores[index].claim(lease=60, key=key):
+                won.append(index)
+
+        threads = [threading.Thread(target=claimer, args=(i,)) for i in range(len(stores))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(won) == 1, (key, won)
+        assert setup.call(key).attempts == 1
+
+
 def test_claims_by_server_name(store: Store) -> None:
     named = store.put(pending(0, server="alpha"))
     unnamed = store.put(pending(1, server=None))

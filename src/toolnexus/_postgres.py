@@ -447,29 +447,38 @@ class PostgresStore:
 
     # --- claiming and finishing ------------------------------------------------------------
 
-    def claim(self, *, lease: float, server: object = ANY_SERVER, limit: int = 1) -> builtins.list[Claim]:
+    def claim(
+        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+    ) -> builtins.list[Claim]:
         """Claim up to ``limit`` ready calls (or ones whose lease ran out), oldest first, for
-        ``lease`` seconds, skipping rows other claimers hold locked. As
-        [`SqliteStore.claim`][toolnexus.durable.SqliteStore.claim]."""
+        ``lease`` seconds, skipping rows other claimers hold locked; with ``key``, that one
+        call only. As [`SqliteStore.claim`][toolnexus.durable.SqliteStore.claim]."""
 
         lease = check_lease(lease)
         limit = check_limit(limit)
         check_server(server)
+        if key is not None:
+            key, limit = check_key(key), 1
         out: builtins.list[Claim] = []
         while len(out) < limit:  # until enough claims read, or none is left
-            taken, claims = self._claim_once(lease, server, limit - len(out))
+            taken, claims = self._claim_once(lease, server, limit - len(out), key)
             out.extend(claims)
             if not taken:
                 break
         return out
 
-    def _claim_once(self, lease: float, server: object, limit: int) -> tuple[int, builtins.list[Claim]]:
+    def _claim_once(
+        self, lease: float, server: object, limit: int, key: str | None = None
+    ) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
         where = f"(status = 'ready' OR (status = 'resuming' AND lease_until < {_NOW}))"
         params: builtins.list[Any] = []
         if server is not ANY_SERVER:
             where += " AND server IS NOT DISTINCT FROM %s"
             params.append(server)
+        if key is not None:
+            where += " AND key = %s"
+            params.append(key)
         with self._conn(write=True) as conn:
             rows = conn.execute(
                 "WITH picked AS (SELECT key FROM toolnexus_call"

@@ -231,8 +231,11 @@ class Store(Protocol):
     def remove(self, key: str) -> None:
         """Forget the call under ``key`` and its answers; ``KeyError`` when there is none."""
 
-    def claim(self, *, lease: float, server: object = ANY_SERVER, limit: int = 1) -> builtins.list[Claim]:
-        """Claim up to ``limit`` ready calls (or ones whose lease ran out) for ``lease`` seconds."""
+    def claim(
+        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+    ) -> builtins.list[Claim]:
+        """Claim up to ``limit`` ready calls (or ones whose lease ran out) for ``lease`` seconds;
+        with ``key``, that one call only (an empty list when it is not claimable)."""
 
     def renew(self, key: str, token: str, lease: float) -> float:
         """Extend a claim's lease; ``LeaseLostError`` when it is no longer this claim's."""
@@ -815,7 +818,9 @@ class SqliteStore:
 
     # --- claiming and finishing ------------------------------------------------------------
 
-    def claim(self, *, lease: float, server: object = ANY_SERVER, limit: int = 1) -> builtins.list[Claim]:
+    def claim(
+        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+    ) -> builtins.list[Claim]:
         """Claim up to ``limit`` calls that are ``ready`` (or ``resuming`` under a lease that
         ran out), oldest first, for ``lease`` seconds: each becomes ``resuming`` under a new
         token, in one transaction, so no other process gets it.
@@ -825,6 +830,10 @@ class SqliteStore:
             server: only calls parked from the server of this name (``None``: from an
                 unnamed server); by default calls from any server.
             limit: at most this many.
+            key: claim this one call only: the list holds its claim, or is empty when the
+                call is not claimable (not ready, resumed elsewhere, finished, or unknown;
+                [`call`][toolnexus.durable.SqliteStore.call] says which). Of any number of
+                claimers of one key, one gets it.
 
         A claimed call whose record or answers do not read is marked ``failed`` with the
         reason and not returned.
@@ -832,15 +841,19 @@ class SqliteStore:
         lease = check_lease(lease)
         limit = check_limit(limit)
         check_server(server)
+        if key is not None:
+            key, limit = check_key(key), 1
         out: builtins.list[Claim] = []
         while len(out) < limit:  # until enough claims read, or none is left
-            taken, claims = self._claim_once(lease, server, limit - len(out))
+            taken, claims = self._claim_once(lease, server, limit - len(out), key)
             out.extend(claims)
             if not taken:
                 break
         return out
 
-    def _claim_once(self, lease: float, server: object, limit: int) -> tuple[int, builtins.list[Claim]]:
+    def _claim_once(
+        self, lease: float, server: object, limit: int, key: str | None = None
+    ) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
         now = time.time()
         until = now + lease
@@ -849,6 +862,9 @@ class SqliteStore:
         if server is not ANY_SERVER:
             where += " AND server IS ?"
             params.append(server)
+        if key is not None:
+            where += " AND key = ?"
+            params.append(key)
         with self._write() as db:
             rows = db.execute(
                 f"SELECT key FROM toolnexus_pending WHERE {where} ORDER BY seq LIMIT ?", (*params, limit)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from mcp_types import (
@@ -77,6 +77,7 @@ from ._store import (
     Store,
     StoreError,
     StoreUnavailableError,
+    check_key,
     check_lease,
 )
 from ._util import check_seconds, utc_timestamp
@@ -105,6 +106,7 @@ __all__ = [
     "EventHook",
     "LeaseLostError",
     "LegacyProtocolError",
+    "NotClaimableError",
     "Outcome",
     "Pending",
     "PostgresStore",
@@ -122,6 +124,7 @@ __all__ = [
     "park_only",
     "read_resource",
     "resume",
+    "resume_key",
     "resume_ready",
 ]
 
@@ -545,6 +548,74 @@ class Outcome:
     """When the server asked again: the key of the new parked call."""
     error: str | None = None
     attempt: int = 1
+    exception: Exception | None = field(default=None, compare=False, repr=False)
+    """When ``failed`` or ``retry``: the exception the resume raised (in this process only;
+    the store keeps ``error``, its text)."""
+
+
+class NotClaimableError(ToolnexusError, ValueError):
+    """[`resume_key`][toolnexus.durable.resume_key] found the call not claimable: not ready,
+    being resumed elsewhere, or finished. ``status`` says which."""
+
+    def __init__(self, key: str, status: Status) -> None:
+        said = {"resuming": "being resumed elsewhere", "done": "done already"}.get(status, status)
+        super().__init__(f"{key} is {said}: nothing to resume")
+        self.key = key
+        self.status = status
+
+
+async def resume_key(
+    client: Client,
+    store: Store,
+    key: str,
+    *,
+    lease: float = 60.0,
+    allow_renamed_server: bool = False,
+) -> Outcome:
+    """Claim the one call parked under ``key``, resume it, and record the outcome, as
+    [`resume_ready`][toolnexus.durable.resume_ready] does for each call it claims (the same
+    claim rule: of any number of resumers and workers, one gets the call).
+
+    ```python
+    async with Client(server, elicitation_callback=durable.park_only) as client:
+        outcome = await durable.resume_key(client, store, key)
+    ```
+
+    Args:
+        client: a connected ``mcp.Client`` built with an ``elicitation_callback``.
+        store: any [`Store`][toolnexus.durable.Store].
+        key: the parked call's key.
+        lease: seconds the claim holds without renewal (renewed every third of it while
+            the server works).
+        allow_renamed_server: resume even though the connected server's name differs from
+            the one the call was parked from.
+
+    Returns:
+        The outcome: ``done`` (``result``, or ``next`` when the server asked again),
+        ``failed`` (``error`` kept in the store), or ``lost`` (the lease ran out).
+
+    Raises:
+        KeyError: no call is parked under ``key``.
+        NotClaimableError: the call is not ``ready`` (nor ``resuming`` under a lease that ran
+            out): still waiting for answers, resumed elsewhere, or finished.
+        ServerMismatchError: the connected server is not the one the call was parked from;
+            the call is released untouched, nothing is sent.
+        Exception: a failure of the connection itself, after the call was released back to
+            ``ready``.
+    """
+    lease = check_lease(lease)
+    key = check_key(key)
+    claims = await _in_thread(store.claim, lease=lease, key=key)
+    if not claims:
+        call = await _in_thread(store.call, key)  # KeyError when there is none
+        raise NotClaimableError(key, call.status)
+    (claim,) = claims
+    try:
+        _check_server(client, claim.pending, allow_renamed_server)
+    except ServerMismatchError:
+        await _settle(store.release, claim.key, claim.token, patience=lease)
+        raise
+    return await _run_claim(client, store, claim, lease, allow_renamed_server, 0)
 
 
 def _error_text(err: BaseException) -> str:
@@ -578,14 +649,14 @@ async def _settle(fn: Callable[..., Any], *args: Any, patience: float, **kwargs:
 
 async def _resume_claim(
     client: Client, store: Store, claim: Claim, lease: float, allow_renamed_server: bool
-) -> tuple[Result | Pending | None, BaseException | None, bool]:
+) -> tuple[Result | Pending | None, Exception | None, bool]:
     """Resume one claimed call while a heartbeat renews its lease every third of it; the
     result or the error, and whether the lease was lost (the call then cancelled)."""
     import anyio
 
     lost = False
     outcome: Result | Pending | None = None
-    error: BaseException | None = None
+    error: Exception | None = None
 
     async with anyio.create_task_group() as group:
 
@@ -695,8 +766,11 @@ async def _run_claim(
         result: Result | None = None,
         next: str | None = None,
         error: str | None = None,
+        exception: Exception | None = None,
     ) -> Outcome:
-        return Outcome(claim.key, pending.method, pending.target, status, result, next, error, claim.attempt)
+        return Outcome(
+            claim.key, pending.method, pending.target, status, result, next, error, claim.attempt, exception
+        )
 
     result, error, lost = await _resume_claim(client, store, claim, lease, renamed)
     try:
@@ -711,7 +785,7 @@ async def _run_claim(
             retry = claim.attempt <= retries
             text = _error_text(error)
             await _settle(store.fail, claim.key, claim.token, text, retry=retry, patience=lease)
-            return made("retry" if retry else "failed", error=text)
+            return made("retry" if retry else "failed", error=text, exception=error)
         if isinstance(result, Pending):
             new = await _settle(store.finish_parked, claim.key, claim.token, result, patience=lease)
             return made("done", next=new)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .._log import log_traffic
 from .._util import escape_text
 from .._wire import Answer, Request
-from ._base import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
+from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
 from ._connection import add_connection_options, run_connected, server_from
 from ._interactive import add_answer_options, add_output_options, open_log
 from ._results import error_line, result_json, result_text
@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     from mcp_types import CallToolResult
 
     from .._pending import elicit_results
-    from ..durable import Pending, ServerMismatchError, resume
+    from ..durable import NotClaimableError, ServerMismatchError, resume_key
     from ..mcp import elicitation_callback
 
     output = context.output
@@ -79,19 +79,30 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
     async def body(client: Client) -> int:
         check_era(client, "resume", "resume without --protocol legacy")
-        try:
-            outcome = await resume(client, pending, answers, allow_renamed_server=args.renamed_server)
+        try:  # claimed in the store's lifecycle, as a worker claims: one resumer gets the call
+            done = await resume_key(client, store, args.key, allow_renamed_server=args.renamed_server)
         except ServerMismatchError as err:
             raise CliError(
                 EXIT_USAGE, f"{err}".replace("pass allow_renamed_server=True", "use --renamed-server")
             ) from None
+        except NotClaimableError as err:
+            raise CliError(EXIT_USAGE, escape_text(str(err))) from None
+        except KeyError:
+            raise CliError(EXIT_USAGE, f"no call is parked under {escape_text(args.key)!r}") from None
         except Exception as err:
             raise durable_failure(what, err, server.label) from None
-        if isinstance(outcome, Pending):
-            key = store.put(outcome)
-            store.remove(args.key)
-            return report_parked(output, args.store, key, outcome, "the server asks again: parked")
-        store.remove(args.key)  # the server has answered: done, whatever it said
+        if done.status == "lost":
+            raise CliError(EXIT_CONNECTION, f"{what}: {done.error}; another resumer may have it now")
+        if done.status != "done":
+            if done.exception is not None:
+                raise durable_failure(what, done.exception, server.label)
+            raise CliError(EXIT_TOOL_ERROR, f"{what}: {escape_text(done.error or 'failed')}")
+        if done.next is not None:
+            return report_parked(
+                output, args.store, done.next, store.get(done.next), "the server asks again: parked"
+            )
+        outcome = done.result
+        assert outcome is not None  # done, and not parked anew: the server's result
         if args.json:
             output.result(result_json(outcome))
         if isinstance(outcome, CallToolResult) and outcome.is_error:
@@ -115,8 +126,9 @@ COMMAND = Command(
     name="resume",
     help="resume a parked call with its recorded answers",
     description="Resume the call parked under KEY with the answers recorded in STORE and print "
-    "its result as 'call' does. The record is removed once the server has answered; when it "
-    "asks again, the call is parked anew under a new key, which is printed.",
+    "its result as 'call' does. The call is claimed first, as a worker claims it (a call being "
+    "resumed elsewhere is refused); its outcome is recorded: done with the result, done pointing "
+    "at a new parked call when the server asks again (its key is printed), or failed.",
     arguments=_arguments,
     run=_run,
 )
