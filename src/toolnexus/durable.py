@@ -31,6 +31,7 @@ are imported when a call is made.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -615,7 +616,15 @@ async def resume_key(
     except ServerMismatchError:
         await _settle(store.release, claim.key, claim.token, patience=lease)
         raise
-    return await _run_claim(client, store, claim, lease, allow_renamed_server, 0)
+    try:
+        return await _run_claim(client, store, claim, lease, allow_renamed_server, 0)
+    except BaseException:
+        # Cancelled (a connection that ended under the call) or failed before an outcome was
+        # recorded: give the call back, ready for another resumer. A claim already ended
+        # (released, or its outcome recorded) is no longer this token's: nothing to do.
+        with contextlib.suppress(LeaseLostError, StoreUnavailableError):
+            store.release(claim.key, claim.token)
+        raise
 
 
 def _error_text(err: BaseException) -> str:
