@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import anyio
+import fastmcp
 import pytest
 from fastmcp import Client as FastMCPClient
 from fastmcp.client.elicitation import create_elicitation_callback
@@ -24,6 +25,11 @@ from toolnexus.mcp import CallbackOptions, elicitation_callback
 pytestmark = pytest.mark.anyio
 
 LOOP_HELD_MAX = 0.05  # the issue's bound: the loop is never held longer than 50 ms
+
+# FastMCP 4.2 and later check an accepted answer with jsonschema after the handler returns,
+# running the server's pattern; 4.1 (the newest on Python 3.10) does not, so there the
+# handler has nothing to defend and passes the answer on as it is.
+FASTMCP_CHECKS_CONTENT = tuple(int(part) for part in fastmcp.__version__.split(".")[:2]) >= (4, 2)
 
 # A server-chosen pattern that backtracks exponentially, and a default of its choosing that
 # does not match: Python's re takes about 0.7 s at 24 characters, doubling with each one.
@@ -49,16 +55,18 @@ SCHEMAS = {"backtracking": BACKTRACKING, "chain": one_of_chain(18), "plain": PLA
 
 
 async def longest_stall(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float]:
-    """``work()``'s result and the longest the event loop went without running a ticker."""
+    """``work()``'s result and the longest the event loop went without running a ticker,
+    counted in the loop thread's CPU time: what the loop itself did between two ticks, not
+    the time a loaded machine left the process waiting for a core."""
     longest = 0.0
     done = anyio.Event()
 
     async def ticker() -> None:
         nonlocal longest
-        last = time.perf_counter()
+        last = time.thread_time()
         while not done.is_set():
             await anyio.sleep(0.002)
-            now = time.perf_counter()
+            now = time.thread_time()
             longest = max(longest, now - last)
             last = now
 
@@ -133,7 +141,10 @@ async def test_through_fastmcps_own_wrapper_a_server_pattern_never_runs_on_its_d
         return await wrapped(cast(ClientRequestContext, None), params)
 
     result, stall = await longest_stall(ask)
-    assert result == ElicitResult(action="cancel")
+    if FASTMCP_CHECKS_CONTENT:
+        assert result == ElicitResult(action="cancel")
+    else:
+        assert result == ElicitResult(action="accept", content={"code": EVIL_DEFAULT})
     assert stall < LOOP_HELD_MAX, f"the loop was held {stall:.3f} s"
 
 
@@ -156,8 +167,12 @@ async def test_through_fastmcps_own_wrapper_patterns_are_decided_in_linear_time(
             cast(ClientRequestContext, None), ElicitRequestFormParams(message="?", requested_schema=schema)
         )
 
-    result, stall = await longest_stall(lambda: through_wrapper({"code": "a" * 40 + "!"}))
-    assert result == ElicitResult(action="cancel")  # no match, decided by the linear engine
+    no_match = {"code": "a" * 40 + "!"}
+    result, stall = await longest_stall(lambda: through_wrapper(no_match))
     assert stall < LOOP_HELD_MAX
     assert await through_wrapper({"code": "aaaa"}) == ElicitResult(action="accept", content={"code": "aaaa"})
-    assert await through_wrapper({"ref": "xx"}) == ElicitResult(action="cancel")  # undecidable
+    if FASTMCP_CHECKS_CONTENT:
+        assert result == ElicitResult(action="cancel")  # no match, decided by the linear engine
+        assert await through_wrapper({"ref": "xx"}) == ElicitResult(action="cancel")  # undecidable
+    else:  # no pattern runs after the handler: nothing to decide
+        assert result == ElicitResult(action="accept", content=no_match)
