@@ -167,7 +167,7 @@ async def test_through_fastmcps_own_wrapper_patterns_are_decided_in_linear_time(
             cast(ClientRequestContext, None), ElicitRequestFormParams(message="?", requested_schema=schema)
         )
 
-    no_match = {"code": "a" * 40 + "!"}
+    no_match: dict[str, str] = {"code": "a" * 40 + "!"}
     result, stall = await longest_stall(lambda: through_wrapper(no_match))
     assert stall < LOOP_HELD_MAX
     assert await through_wrapper({"code": "aaaa"}) == ElicitResult(action="accept", content={"code": "aaaa"})
@@ -175,4 +175,4 @@ async def test_through_fastmcps_own_wrapper_patterns_are_decided_in_linear_time(
         assert result == ElicitResult(action="cancel")  # no match, decided by the linear engine
         assert await through_wrapper({"ref": "xx"}) == ElicitResult(action="cancel")  # undecidable
     else:  # no pattern runs after the handler: nothing to decide
-        assert result == ElicitResult(action="accept", content=no_match)
+        assert result == ElicitResult(action="accept", content=dict(no_match))
