@@ -100,23 +100,37 @@ def demo_at_a_terminal(tmp_path: Path) -> Terminal:
 
 
 def test_a_second_ctrl_c_at_a_prompt_quits_with_130(tmp_path: Path) -> None:
+    """A Ctrl-C at each of the demo's prompts: the first cancels its question and says how to
+    quit; one at the next prompt within QUIT_WINDOW of the last stops the whole command. On a
+    loaded machine the next prompt may come later than that: its Ctrl-C must then count as a
+    first one again (the window restarts), and the test goes on to the prompt after."""
+    from toolnexus.console import QUIT_WINDOW
+
+    prompts = ["environment: ", "Open this URL in your browser? [y/N] ", "Continue anyway? [y/N] "]
     term = demo_at_a_terminal(tmp_path)
+    quit_at = None
     try:
-        # The first Ctrl-C cancels the question, and says how to quit.
-        term.wait_for("environment: ")
-        term.type(b"\x03")
-        term.wait_for("(press Ctrl-C again within 5 s to quit)")
-        term.wait_for("Result: Deploy cancelled: nothing was deployed.")
-        # The second, at the next question, stops the whole command.
-        term.wait_for("Open this URL in your browser? [y/N] ")
-        term.type(b"\x03")
+        last_ctrl_c = None
+        for number, prompt in enumerate(prompts):
+            term.wait_for(prompt)
+            shown = time.monotonic()
+            term.type(b"\x03")
+            if last_ctrl_c is not None and shown - last_ctrl_c < QUIT_WINDOW - 0.5:
+                quit_at = number
+                break
+            # A first Ctrl-C (or one too late to be a second): the question is cancelled.
+            term.wait_for("(press Ctrl-C again within 5 s to quit)")
+            last_ctrl_c = time.monotonic()
+        if quit_at is None:
+            pytest.skip("no prompt came within the quit window of the Ctrl-C before it (a loaded machine)")
         code = term.finish()
     finally:
         term.kill()
     screen = ANSI.sub("", term.screen)
     assert code == 130
     assert screen.rstrip().endswith("toolnexus: interrupted")
-    assert "[3/3]" not in screen
+    assert "Result: Deploy cancelled: nothing was deployed." in screen
+    assert f"[{quit_at + 2}/3]" not in screen
     assert "Traceback" not in screen
     assert not (tmp_path / "opened.txt").exists()
 
