@@ -77,7 +77,6 @@ HTTP = "{edge_http_url}"
 # ones start a server process too).
 RUNS: dict[str, tuple[list[str], str, dict[str, str]]] = {
     "declined": (["--url", HTTP, "needs_sign_in", '{"tag": "d"}'], "n\n", {}),
-    "legacy-way-auto": (["--url", HTTP, "ask_legacy_way"], "", {}),
     "legacy-way-legacy": (["--url", HTTP, "ask_legacy_way", "--protocol", "legacy"], "Ada\n\n", {}),
     "hostile-pipe": (["--url", HTTP, "hostile_text", "--protocol", "legacy"], "", {}),
     "hostile-json": (["--url", HTTP, "hostile_text", "--json", "--protocol", "legacy"], "", {}),
@@ -201,9 +200,16 @@ def test_a_declined_url_names_it_and_exits_1(runs: dict[str, Any]) -> None:
 # --- the 2025-11-25 way under --protocol auto ----------------------------------------------
 
 
-def test_asking_the_2025_way_under_auto_says_to_use_legacy(runs: dict[str, Any]) -> None:
-    r = runs["legacy-way-auto"]
-    assert r.returncode == 1
+def test_asking_the_2025_way_under_auto_says_to_use_legacy(tmp_path: Path, edge_http_url: str) -> None:
+    # Run on its own, not beside the other runs: under --protocol auto the SDK gives the
+    # server 10 s to answer its server/discover probe and falls back to the 2025-11-25
+    # handshake when it does not, which a server starved of CPU (the whole test command on two
+    # cores) can miss. Such a run asks the question the old way; it is run once more.
+    for attempt in range(2):
+        r = run(tmp_path / f"run{attempt}", ["--url", edge_http_url, "ask_legacy_way"])
+        if "What is your name?" not in r.stderr:
+            break
+    assert r.returncode == 1, r.stderr
     message = one_message(r.stderr)
     assert message.startswith(
         "toolnexus: ask_legacy_way failed: the server asks its questions the 2025-11-25 way"
