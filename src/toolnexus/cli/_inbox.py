@@ -6,7 +6,8 @@ import argparse
 import logging
 
 from .._util import escape_text
-from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
+from ._base import EXIT_OK, EXIT_USAGE, CliError, Command, Context
+from ._stores import open_store
 
 __all__ = ["COMMAND"]
 
@@ -30,20 +31,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
-    from ..durable import StoreError, StoreUnavailableError, open_store
     from ..inbox import serve
 
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port must be from 0 to 65535, not {args.port}")
-    shown = escape_text(args.store)
-    try:
-        store = open_store(args.store, create=False)
-    except FileNotFoundError:
-        raise CliError(EXIT_USAGE, f"{shown}: no such store") from None
-    except StoreUnavailableError as err:
-        raise CliError(EXIT_CONNECTION, f"{shown}: {escape_text(str(err))}") from None
-    except (StoreError, ValueError, OSError) as err:
-        raise CliError(EXIT_USAGE, f"{shown}: cannot open the store: {escape_text(str(err))}") from None
+    store = open_store(args.store)  # the command's one opening: usage error, or exit 3 if unreachable
     context.stack.callback(store.close)
     logging.getLogger("toolnexus.inbox").setLevel(logging.INFO)  # its access lines, on stderr
     try:
