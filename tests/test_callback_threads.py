@@ -97,9 +97,12 @@ async def test_abandoned_threads_are_capped(caplog: pytest.LogCaptureFixture) ->
                 for n in range(MAX_ABANDONED_THREADS + 3):
                     outcome = await call(client, "form_elicit", f"t{n}")
                     assert outcome["action"] == "cancel"
-            assert len(asked) == MAX_ABANDONED_THREADS  # the last three were not asked
+            assert len(asked) == MAX_ABANDONED_THREADS  # never more threads left waiting than the cap
             refused = [r for r in caplog.records if "abandoned after their timeout" in r.getMessage()]
-            assert len(refused) == 3
+            # Past the cap, calls are refused without asking. On a loaded machine a call may also
+            # time out while its question still waits for a pool thread (neither asked nor
+            # refused), so the count is of what the cap left unasked, at least one of them.
+            assert 1 <= len(refused) <= 3
             # Once the threads return, questions are asked again (whether a thread then beats
             # the 0.05 s deadline depends on the load: only the asking is checked).
             release.set()
