@@ -136,7 +136,11 @@ def run_one(run: Run, directory: Path) -> Run:
     server = HttpEdgeServer() if run.transport == "http" else None
     stdio = f"{shlex.quote(PYTHON)} {shlex.quote(EDGE)}"
     where = ["--url", server.url] if server is not None else ["--stdio", stdio]
-    run.label = server.url if server is not None else f"the server `{PYTHON} {EDGE}`"
+    # The command names a stdio server by its command line, cut to 80 characters (as
+    # cli._connection.shorten does), so the expected label depends on the clone's path.
+    command = f"{PYTHON} {EDGE}"
+    command = command if len(command) <= 80 else command[:79] + "…"
+    run.label = server.url if server is not None else f"the server `{command}`"
     mark = directory / "asked.mark"
     if run.moment == "before":
         tool = ["slow_ask", f'{{"delay": 60, "mark": "{mark}"}}']
