@@ -459,6 +459,10 @@ def _connect_reason(server: ServerTarget, err: BaseException) -> str:
     return reason(inner)
 
 
+DISCOVER_ATTEMPTS = 3
+"""How many ``server/discover`` probes (10 s each, the SDK's) ask a pinned 2026-era server its name."""
+
+
 async def server_name(client: Client) -> str | None:
     """The name the server gives itself, or ``None``.
 
@@ -468,14 +472,23 @@ async def server_name(client: Client) -> str | None:
     """
     info = client.server_info
     if info is None and client.mode not in ("auto", "legacy"):
-        from mcp_types import SERVER_INFO_META_KEY, DiscoverResult, Implementation
+        from mcp import MCPError
+        from mcp_types import REQUEST_TIMEOUT, SERVER_INFO_META_KEY, DiscoverResult, Implementation
 
-        try:
-            raw = await client.session.send_discover(client.protocol_version)
-            stamp = (DiscoverResult.model_validate(raw).meta or {}).get(SERVER_INFO_META_KEY)
-            info = Implementation.model_validate(stamp) if stamp is not None else None
-        except Exception:  # display only: the call goes on without a name
-            info = None
+        # This is the connection's first request: it waits for a stdio server to start,
+        # which on a loaded machine can outlast the SDK's 10 s for one probe.
+        for attempt in range(DISCOVER_ATTEMPTS):
+            try:
+                raw = await client.session.send_discover(client.protocol_version)
+                stamp = (DiscoverResult.model_validate(raw).meta or {}).get(SERVER_INFO_META_KEY)
+                info = Implementation.model_validate(stamp) if stamp is not None else None
+            except MCPError as err:
+                if err.code == REQUEST_TIMEOUT and attempt + 1 < DISCOVER_ATTEMPTS:
+                    continue
+                info = None  # display only: the call goes on without a name
+            except Exception:
+                info = None
+            break
     return info.name if info is not None and info.name else None
 
 
