@@ -9,6 +9,7 @@ types, never a fixed time.
 from __future__ import annotations
 
 import os
+import platform
 import re
 import select
 import signal
@@ -37,6 +38,12 @@ def children(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found += [int(child) for child in (task / "children").read_text().split()]
     return found
+
+
+_WAITING_SYSCALLS = {
+    "x86_64": {"0", "7", "23", "270", "271"},  # read, poll, select, pselect6, ppoll
+    "aarch64": {"63", "72", "73"},  # read, pselect6, ppoll
+}
 
 
 class Terminal:
@@ -107,7 +114,30 @@ class Terminal:
         pytest.fail(f"{text!r} never appeared; the screen ends with:\n{self.plain[-1500:]}")
 
     def type(self, keys: bytes) -> None:
+        """Type ``keys`` once the command waits for them (see :meth:`wait_reading`)."""
+        self.wait_reading()
         os.write(self.master, keys)
+
+    def wait_reading(self) -> None:
+        """Wait until the command's main thread sleeps in a read, poll or select.
+
+        A prompt on the screen is not enough: readline prints it before it starts to wait,
+        and a Ctrl-C that lands in between is left pending until the next key (CPython's
+        readline checks for signals only when its ``select`` is interrupted). Where
+        ``/proc`` does not tell, this returns at once.
+        """
+        waits = _WAITING_SYSCALLS.get(platform.machine())
+        if waits is None:
+            return
+        path = Path(f"/proc/{self.proc.pid}/syscall")
+        for _ in range(1000):  # a limit against a hang, never a speed check
+            try:
+                number = path.read_text().split()[0]
+            except (OSError, IndexError):
+                return
+            if number in waits or self.proc.poll() is not None:
+                return
+            select.select([], [], [], 0.01)
 
     def finish(self) -> int:
         """Wait for the process to end; its exit status, the screen read to its end."""
