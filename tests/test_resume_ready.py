@@ -222,3 +222,22 @@ async def test_a_waiting_worker_is_woken_by_an_answer_recorded_by_another_store_
     ((outcome, at),) = done
     assert (outcome.key, outcome.status) == (key, "done")
     assert at - answered_at[0] < 5  # loose: woken by the answer, long before the 30 s idle
+
+
+async def test_a_stopped_worker_ends_soon_though_it_waits_a_long_idle(backend: Backend) -> None:
+    """A store's ``wait`` runs in a thread that cancelling cannot interrupt: the worker
+    waits in short slices, so ``stop()`` ends an idle worker long before ``idle`` runs out."""
+    worker = Worker(backend.open(), counting_server(KEY, None), lease=10, idle=120)
+    ended: list[int] = []
+
+    async def run() -> None:
+        ended.append(await worker.run())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await anyio.sleep(1)  # connected, nothing ready: the worker waits on the store
+        worker.stop()
+        with anyio.fail_after(10):  # loose: far below the 120 s idle
+            while not ended:
+                await anyio.sleep(0.02)
+    assert ended == [0]

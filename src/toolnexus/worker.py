@@ -41,6 +41,8 @@ __all__ = ["Worker", "add_worker_options", "outcome_line"]
 logger = logging.getLogger(__name__)
 
 _BACKOFF: Final = (0.2, 5.0)  # first and longest pause after a failure
+_STOP_LATENCY: Final = 0.25
+# The longest a stopped worker waits on the store before its loop ends, in seconds.
 
 
 class Worker:
@@ -93,7 +95,8 @@ class Worker:
         """How many calls this worker has ended (any outcome)."""
 
     def stop(self) -> None:
-        """Ask the loop to end after the call it is resuming (it ends within ``idle`` seconds)."""
+        """Ask the loop to end after the call it is resuming (an idle worker ends within
+        a quarter of a second)."""
         self._stopping = True
 
     @asynccontextmanager
@@ -188,8 +191,20 @@ class Worker:
                 continue
             if once:
                 return True
-            await self._store_call(self.store.wait, self.idle)
+            await self._idle()
         return True
+
+    async def _idle(self) -> None:
+        """Wait for the store to change, up to ``idle`` seconds, in short slices so that
+        [`stop`][toolnexus.worker.Worker.stop] ends the loop soon (a store's ``wait`` runs
+        in a thread, which a cancellation cannot interrupt)."""
+        import anyio
+
+        deadline = anyio.current_time() + self.idle
+        while not self._stopping:
+            left = deadline - anyio.current_time()
+            if left <= 0 or await self._store_call(self.store.wait, min(left, _STOP_LATENCY)):
+                return
 
 
 # --- the command ---------------------------------------------------------------------------------
