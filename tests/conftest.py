@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from support.fuzzing import register_profile
 from support.http_process import http_server_process
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
 from support.processes import TESTS_DIR, Processes, forbid_processes_in, quick_test
 from support.stores import backend  # noqa: F401  (each store test on SQLite and on PostgreSQL)
+
+register_profile()
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.fuzzing import examples
 from toolnexus import ToolnexusError
 from toolnexus.forms import (
     MAX_CHOICES,
@@ -320,7 +321,7 @@ PROPS = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(PROPS, VALUES)
 def test_the_quick_check_agrees_with_the_problems(prop: dict[str, Any], value: Any) -> None:
     form = read_form(form_of(prop))

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.fuzzing import examples
 from toolnexus.forms import MAX_CHOICES, MAX_FIELDS, Choice, Field, Form, FormError, read_form
 
 
@@ -379,7 +380,7 @@ SCHEMA_LIKE = st.recursive(
 def test_any_json_gives_a_form_or_a_form_error() -> None:
     read = 0
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.one_of(JSON, SCHEMA_LIKE, st.dictionaries(st.just("properties"), SCHEMA_LIKE)))
     def check(schema: Any) -> None:
         nonlocal read

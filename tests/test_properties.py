@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.fuzzing import examples
 from toolnexus import Answer, Request, answer_to_elicit_result, elicitation_to_request
 from toolnexus.forms import read_form
 from toolnexus.mcp import AnswerProblemError, new_request_id, result_for
@@ -76,7 +77,7 @@ def test_any_params_mapping_maps_or_raises_type_or_value_error() -> None:
     mapped = 0
 
     @given(elicit_params)
-    @settings(max_examples=400)
+    @settings(max_examples=examples(400))
     def check(params: dict[str, Any]) -> None:
         nonlocal mapped
         try:
@@ -97,7 +98,7 @@ def test_any_answer_mapping_maps_or_raises_type_or_value_error() -> None:
     mapped = {True: 0, False: 0}
 
     @given(answers)
-    @settings(max_examples=400)
+    @settings(max_examples=examples(400))
     def check(answer: dict[str, Any]) -> None:
         try:
             result = answer_to_elicit_result(answer)
@@ -145,7 +146,7 @@ def test_answer_round_trips_through_its_wire_form(answer: Answer) -> None:
 
 
 @given(st.integers(min_value=2, max_value=8), st.integers(min_value=1, max_value=300))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_ids_stay_unique_under_threads(threads: int, per_thread: int) -> None:
     out: list[str] = []
     lock = threading.Lock()
@@ -170,7 +171,7 @@ def test_ids_stay_unique_under_threads(threads: int, per_thread: int) -> None:
 
 
 @given(_kit.forms().flatmap(lambda schema: _kit.answers_for(schema).map(lambda content: (schema, content))))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_an_answer_that_fits_the_form_reaches_the_server_with_its_defaults(
     case: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
@@ -186,7 +187,7 @@ def test_an_answer_that_fits_the_form_reaches_the_server_with_its_defaults(
         lambda schema: _kit.answers_for(schema, valid=False).map(lambda broken: (schema, *broken))
     )
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_an_answer_that_breaks_a_field_never_reaches_the_server(
     case: tuple[dict[str, Any], dict[str, Any], str],
 ) -> None:
@@ -199,7 +200,7 @@ def test_an_answer_that_breaks_a_field_never_reaches_the_server(
 
 
 @given(_kit.requests(), st.booleans())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_a_policy_cancels_what_no_rule_accepts_and_never_declines(request: Request, url_rule: bool) -> None:
     rules: list[dict[str, Any]] = [{"kind": "input", "prompt": "^never$", "action": "accept"}]
     if url_rule:
