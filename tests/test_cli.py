@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from support import forkserver
 from support.environment import environment
 from support.http_process import http_server_process
 from support.processes import Processes
@@ -153,6 +154,9 @@ def run_session(session: Session, directory: Path, http_url: str) -> Session:
     if session.log:
         session.log_path = directory / "traffic.jsonl"
         argv += ["--log", str(session.log_path)]
+    if forkserver.handles(argv):  # a process of its own, without the interpreter's start
+        session.result = forkserver.run(argv, input=session.stdin, env=env, cwd=directory, timeout=120)
+        return session
     session.result = subprocess.run(
         argv,
         input=session.stdin,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
 from toolnexus import Answer
 from toolnexus.cli import main
 from toolnexus.cli._answers import defaults_answer
@@ -58,7 +59,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.C
 
     def run(args: list[str]) -> subprocess.CompletedProcess[str]:
         name = next(name for name, argv_ in argv.items() if argv_ is args)
-        return subprocess.run(
+        return forkserver.run(
             [sys.executable, "-m", "toolnexus", "call", *DEMO, *args],
             input=stdin.get(name, ""),
             capture_output=True,

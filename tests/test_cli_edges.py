@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from servers.edge_server import HOSTILE, HOSTILE_FIELDS
+from support import forkserver
 from support.environment import environment as support_environment
 from support.http_process import http_server_process
 
@@ -46,7 +47,7 @@ def run(
     directory: Path, args: list[str], stdin: str = "", command: str = "call", **env: str
 ) -> subprocess.CompletedProcess[str]:
     directory.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(
+    return forkserver.run(
         [TOOLNEXUS, command, *args],
         input=stdin,
         capture_output=True,
@@ -535,7 +536,7 @@ def test_call_park_prints_a_result_given_at_once_as_it_came_to_a_pipe(runs: dict
 def test_resume_prints_the_result_as_it_came_to_a_pipe(edge_http_url: str, tmp_path: Path) -> None:
     key = parked_key(tmp_path, edge_http_url, "hostile_after_asking")
     record_name(tmp_path / "store.db", key)
-    resumed = subprocess.run(
+    resumed = forkserver.run(
         [TOOLNEXUS, "resume", "store.db", key, "--url", edge_http_url],
         stdin=subprocess.DEVNULL,
         capture_output=True,

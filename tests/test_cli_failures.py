@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
+
 pytestmark = [
     pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc"),
     pytest.mark.timeout(900),  # the runs start together in the first test: 20 commands and their servers
@@ -110,7 +112,7 @@ class Run:
 class Reader:
     """Reads a process's stderr as it comes, without blocking."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: forkserver.Forked) -> None:
         assert proc.stderr is not None
         self.proc = proc
         self.fd = proc.stderr.fileno()
@@ -149,7 +151,7 @@ def run_one(run: Run, directory: Path) -> Run:
     else:
         tool = ["ask_new_way"]
     era = ["--protocol", "legacy"] if run.era == "legacy" else []
-    proc = subprocess.Popen(
+    proc = forkserver.popen(
         [TOOLNEXUS, "call", *where, *tool, *era],
         stdin=subprocess.PIPE,  # open; written only when the moment is "answering"
         stdout=subprocess.PIPE,
@@ -238,7 +240,7 @@ def test_resume_whose_server_dies_on_the_answers_is_one_line_and_exit_3(tmp_path
     try:
 
         def toolnexus(*argv: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
+            return forkserver.run(
                 [TOOLNEXUS, *argv],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,

@@ -1,6 +1,7 @@
 """Every ```python block in README.md and docs/*.md runs, so the examples cannot rot.
 
-Each block runs on its own as a script in a fresh interpreter, from a scratch directory.
+Each block runs on its own as a script in a process of its own, from a scratch directory (forked
+from one that has imported the package: support/forkserver.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from support import forkserver
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -38,7 +41,7 @@ def test_the_readme_has_examples() -> None:
 def test_example_runs(where: str, code: str, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
         capture_output=True,

@@ -22,6 +22,7 @@ import pytest
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
+from support import forkserver
 from support.http_process import http_server_process
 from support.processes import TESTS_DIR
 from toolnexus import Answer, Request, durable
@@ -41,7 +42,7 @@ def url() -> Iterator[str]:
 
 
 def toolnexus(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "toolnexus", *argv],
         input=stdin if stdin is not None else "",
         capture_output=True,

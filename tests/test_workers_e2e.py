@@ -23,6 +23,7 @@ import pytest
 from mcp import Client
 
 from servers.counting_server import build_server
+from support import forkserver
 from support.postgres import PostgresServer
 from toolnexus import durable
 from toolnexus.durable import Pending, open_store
@@ -78,7 +79,7 @@ class Workers:
         self.count_file = count_file
         self.tmp = tmp
         self.lease = lease
-        self.running: list[subprocess.Popen[bytes]] = []
+        self.running: list[forkserver.Forked] = []
         self.killed: list[int] = []
         self.started = 0
 
@@ -86,7 +87,7 @@ class Workers:
         self.started += 1
         server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {self.count_file}"
         with (self.tmp / f"worker-{self.started}.out").open("wb") as out:
-            proc = subprocess.Popen(
+            proc = forkserver.popen(
                 [
                     *(sys.executable, "-m", "toolnexus", "worker", self.spec, "--stdio", server),
                     *("--lease", str(self.lease), "--idle", "1"),
@@ -130,13 +131,16 @@ def workers(spec: str, tmp_path: Path) -> Iterator[Workers]:
     made.stop()
 
 
-def record_from_other_processes(
-    spec: str, keys: list[str], processes: int = 2
-) -> list[subprocess.Popen[bytes]]:
+def record_from_other_processes(spec: str, keys: list[str], processes: int = 2) -> list[forkserver.Forked]:
     shuffled = keys[:]
     random.Random(7).shuffle(shuffled)
     return [
-        subprocess.Popen([sys.executable, "-c", RECORDER, spec, *shuffled[i::processes]])
+        forkserver.popen(
+            [sys.executable, "-c", RECORDER, spec, *shuffled[i::processes]],
+            stdin=None,
+            stdout=None,
+            stderr=None,
+        )
         for i in range(processes)
     ]
 

@@ -1,0 +1,311 @@
+"""Run a command of this package in a new process without paying for the interpreter's start.
+
+Importing the SDK (both protocol eras' models) costs about a second of CPU per process, and the
+command's end-to-end tests start a hundred and more of them: on the test command's two cores
+that was most of its time. A fork server (``zygote.py``) imports the package once and forks one
+process per command. Each is a real process: its own stdin, stdout and stderr (pipes or files),
+working directory, environment, session and exit status, and the servers it starts are its
+own children. What it skips is only the interpreter's start and the imports.
+
+Only commands of this package go through it (``toolnexus ...``, ``python -m ...``, ``python -c ...``,
+``python SCRIPT``, with this interpreter); the tests that exercise the interpreter's start
+itself (the entry point script, ``-X`` options, the import cost) start processes as usual.
+
+:func:`popen` is a stand-in for ``subprocess.Popen`` (bytes, the three streams as pipes by
+default) and :func:`run` for ``subprocess.run(..., capture_output=True, text=True)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["Forked", "handles", "popen", "run"]
+
+PIPE = subprocess.PIPE
+DEVNULL = subprocess.DEVNULL
+TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
+
+
+class Forked:
+    """A process forked by the fork server: the part of ``subprocess.Popen`` the tests use."""
+
+    def __init__(self, pid: int, args: list[str], streams: dict[str, IO[bytes] | None]) -> None:
+        self.pid = pid
+        self.args = args
+        self.stdin = streams["stdin"]
+        self.stdout = streams["stdout"]
+        self.stderr = streams["stderr"]
+        self.returncode: int | None = None
+        self._ended = threading.Event()
+
+    def _end(self, code: int) -> None:
+        self.returncode = code
+        self._ended.set()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[bytes, bytes]:
+        """Write ``input`` (then close stdin), read stdout and stderr to their ends, wait."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        chunks: dict[int, list[bytes]] = {}
+        pending = memoryview(input or b"")
+        with selectors.DefaultSelector() as selector:
+            if self.stdin is not None:
+                if pending:
+                    selector.register(self.stdin, selectors.EVENT_WRITE)
+                else:
+                    self.stdin.close()
+            for stream in (self.stdout, self.stderr):
+                if stream is not None:
+                    chunks[stream.fileno()] = []
+                    selector.register(stream, selectors.EVENT_READ)
+            while selector.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(self.args, timeout or 0)
+                for key, _ in selector.select(left):
+                    fd = key.fd
+                    if key.fileobj is self.stdin:
+                        try:
+                            pending = pending[os.write(fd, pending[:65536]) :]
+                        except BrokenPipeError:
+                            pending = pending[:0]
+                        if not pending:
+                            selector.unregister(key.fileobj)
+                            assert self.stdin is not None
+                            self.stdin.close()
+                        continue
+                    data = os.read(fd, 65536)
+                    if data:
+                        chunks[fd].append(data)
+                    else:
+                        selector.unregister(key.fileobj)
+        out = b"".join(chunks[self.stdout.fileno()]) if self.stdout is not None else b""
+        err = b"".join(chunks[self.stderr.fileno()]) if self.stderr is not None else b""
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        self.wait(left)
+        return out, err
+
+
+class _Server:
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("zygote.py")), str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        self.sock = ours
+        if json.loads(self.sock.recv(1 << 16) or b"{}") != {"ready": True}:
+            raise RuntimeError("the fork server did not start (its stderr says why)")
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.started: dict[int, threading.Event] = {}
+        self.pids: dict[int, int] = {}
+        self.children: dict[int, Forked] = {}
+        self.early: dict[int, int] = {}  # exits read before their Forked was registered
+        threading.Thread(target=self._read, name="forkserver", daemon=True).start()
+
+    def _read(self) -> None:
+        while message := self.sock.recv(1 << 16):
+            reply = json.loads(message)
+            with self.lock:
+                if "exit" in reply:
+                    child = self.children.pop(reply["exit"], None)
+                    if child is None:
+                        self.early[reply["exit"]] = reply["code"]
+                    else:
+                        child._end(reply["code"])
+                else:
+                    self.pids[reply["id"]] = reply["pid"]
+                    self.started[reply["id"]].set()
+
+    def start(
+        self, how: str, argv: list[str], fds: list[int], cwd: str, env: dict[str, str], new_session: bool
+    ) -> int:
+        with self.lock:
+            self.next_id += 1
+            request_id = self.next_id
+            self.started[request_id] = threading.Event()
+            request = {
+                "id": request_id,
+                "how": how,
+                "argv": argv,
+                "cwd": cwd,
+                "env": env,
+                "new_session": new_session,
+            }
+            socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
+        if not self.started[request_id].wait(60):
+            raise RuntimeError("the fork server did not answer")
+        with self.lock:
+            del self.started[request_id]
+            return self.pids.pop(request_id)
+
+    def register(self, child: Forked) -> None:
+        with self.lock:
+            if child.pid in self.early:
+                child._end(self.early.pop(child.pid))
+            else:
+                self.children[child.pid] = child
+
+
+_server: _Server | None = None
+_server_lock = threading.Lock()
+
+
+def _the_server() -> _Server:
+    global _server
+    with _server_lock:
+        if _server is None or _server.proc.poll() is not None:
+            _server = _Server()
+        return _server
+
+
+def _how(argv: list[str]) -> tuple[str, list[str]]:
+    """How the zygote runs ``argv``, and the arguments it gives it."""
+    if argv[0] == TOOLNEXUS:
+        return "entry", argv
+    if argv[0] == sys.executable and len(argv) >= 3 and argv[1] in ("-m", "-c"):
+        return ("module" if argv[1] == "-m" else "code"), argv[2:]
+    if argv[0] == sys.executable and len(argv) >= 2 and not argv[1].startswith("-"):
+        return "script", argv[1:]
+    raise ValueError(f"the fork server runs this interpreter's commands only, not {argv!r}")
+
+
+def handles(argv: list[str]) -> bool:
+    """Whether :func:`popen` can run ``argv`` (a command of this interpreter)."""
+    try:
+        _how(argv)
+    except ValueError:
+        return False
+    return True
+
+
+def popen(
+    argv: list[str],
+    *,
+    stdin: int | IO[Any] | None = PIPE,
+    stdout: int | IO[Any] | None = PIPE,
+    stderr: int | IO[Any] | None = PIPE,
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+    start_new_session: bool = True,
+) -> Forked:
+    """Like ``subprocess.Popen(argv, ...)`` for a command of this interpreter (see the module)."""
+    how, args = _how(argv)
+    theirs: list[int] = []
+    streams: dict[str, IO[bytes] | None] = {}
+    close_after: list[int] = []
+    for number, (name, spec, reading) in enumerate(
+        (("stdin", stdin, False), ("stdout", stdout, True), ("stderr", stderr, True))
+    ):
+        stream: IO[bytes] | None = None
+        if spec is None:  # this process's own, as subprocess.Popen leaves it
+            child_end = number
+        elif spec == PIPE:
+            read_end, write_end = os.pipe()
+            mine, child_end = (read_end, write_end) if reading else (write_end, read_end)
+            stream = os.fdopen(mine, "rb" if reading else "wb", buffering=0)
+            close_after.append(child_end)
+        elif spec == DEVNULL:
+            child_end = os.open(os.devnull, os.O_WRONLY if reading else os.O_RDONLY)
+            close_after.append(child_end)
+        elif spec == subprocess.STDOUT:
+            child_end = theirs[1]
+        elif isinstance(spec, int):
+            child_end = spec
+        else:
+            child_end = spec.fileno()
+        theirs.append(child_end)
+        streams[name] = stream
+    try:
+        server = _the_server()
+        pid = server.start(
+            how,
+            args,
+            theirs,
+            str(cwd if cwd is not None else os.getcwd()),
+            dict(os.environ if env is None else env),
+            start_new_session,
+        )
+    finally:
+        for fd in close_after:
+            os.close(fd)
+    child = Forked(pid, argv, streams)
+    server.register(child)
+    return child
+
+
+def run(
+    argv: list[str],
+    *,
+    input: str | None = None,
+    stdin: int | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    start_new_session: bool = True,
+    capture_output: bool = True,
+    text: bool = True,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Like ``subprocess.run(argv, input=..., capture_output=True, text=True)``; stdin is
+    ``/dev/null`` when there is no ``input``. The keywords ``subprocess.run`` takes for that
+    are accepted as given, so a call reads the same either way."""
+    if not (capture_output and text) or (stdin is not None and stdin != DEVNULL):
+        raise ValueError("forkserver.run captures text output, with input= or stdin=DEVNULL")
+    child = popen(
+        argv,
+        stdin=DEVNULL if input is None else PIPE,
+        cwd=cwd,
+        env=env,
+        start_new_session=start_new_session,
+    )
+    try:
+        out, err = child.communicate(None if input is None else input.encode(), timeout=timeout)
+    except BaseException:
+        child.kill()
+        raise
+    done = subprocess.CompletedProcess(argv, child.wait(), _text(out), _text(err))
+    if check:
+        done.check_returncode()
+    return done
+
+
+def _text(data: bytes) -> str:
+    """As ``subprocess.run(text=True)`` reads output: decoded, universal newlines."""
+    return data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
