@@ -241,3 +241,16 @@ async def test_a_stopped_worker_ends_soon_though_it_waits_a_long_idle(backend: B
             while not ended:
                 await anyio.sleep(0.02)
     assert ended == [0]
+
+
+async def test_a_first_connection_slower_than_connect_timeout_raises_timeout_error(backend: Backend) -> None:
+    @asynccontextmanager
+    async def never() -> AsyncIterator[Client]:
+        await anyio.sleep_forever()
+        yield  # type: ignore[misc]  # never reached
+
+    worker = Worker(backend.open(), connect=never, connect_timeout=0.3)
+    with anyio.fail_after(30), pytest.raises(TimeoutError, match=r"no answer within 0\.3 s"):
+        await worker.run()
+    with pytest.raises(ValueError, match="connect_timeout"):
+        Worker(backend.open(), connect=never, connect_timeout=0)

@@ -330,3 +330,18 @@ def test_a_server_that_cannot_be_started_is_one_line_and_exit_3(tmp_path: Path) 
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("toolnexus: cannot connect to ")
+
+
+def test_a_server_that_never_answers_is_given_up_after_connect_timeout(tmp_path: Path) -> None:
+    spec = str(tmp_path / "calls.db")
+    open_store(spec).close()
+    started = time.monotonic()
+    done = forkserver.run(
+        [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", "sleep 600", "--connect-timeout", "1"],
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        "toolnexus: cannot connect to the server `sleep 600`: no answer within 1 s (--connect-timeout)\n"
+    )
+    assert time.monotonic() - started < 60  # loose: given up, not left waiting on the server

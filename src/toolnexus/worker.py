@@ -29,7 +29,17 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from ._store import ANY_SERVER, Event, EventHook, Status, Store, StoreError, StoreUnavailableError, fire
+from ._store import (
+    ANY_SERVER,
+    Event,
+    EventHook,
+    Status,
+    Store,
+    StoreError,
+    StoreUnavailableError,
+    check_lease,
+    fire,
+)
 from ._util import escape_text
 from .durable import Outcome, park_only, resume_ready
 
@@ -64,6 +74,9 @@ class Worker:
         on_outcome: called with each [`Outcome`][toolnexus.durable.Outcome].
         on_event: the notification hook, told of each finished call (and of the new call
             when the server asked again), as [`Event`][toolnexus.durable.Event]s.
+        connect_timeout: the longest a connection may take to be made, in seconds (``None``:
+            no limit). The first connection that takes longer makes ``run`` raise
+            ``TimeoutError``; a reconnection that does is retried, as other failures are.
     """
 
     def __init__(
@@ -78,6 +91,7 @@ class Worker:
         retries: int = 0,
         on_outcome: Callable[[Outcome], None] | None = None,
         on_event: EventHook | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         if connect is None and server is None:
             raise TypeError("Worker: give the server to connect to, or connect=")
@@ -88,6 +102,9 @@ class Worker:
         self.server_name = server_name
         self.on_outcome = on_outcome
         self.on_event = on_event
+        self.connect_timeout = (
+            None if connect_timeout is None else check_lease(connect_timeout, "connect_timeout")
+        )
         self._server = server
         self._connect = connect
         self._stopping = False
@@ -99,16 +116,31 @@ class Worker:
         a quarter of a second)."""
         self._stopping = True
 
-    @asynccontextmanager
-    async def _client(self) -> AsyncIterator[Client]:
+    def _new_client(self) -> AbstractAsyncContextManager[Client]:
         if self._connect is not None:
-            async with self._connect() as client:
-                yield client
-            return
+            return self._connect()
         from mcp import Client
 
-        async with Client(self._server, elicitation_callback=park_only) as client:
-            yield client
+        return Client(self._server, elicitation_callback=park_only)
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[Client]:
+        if self.connect_timeout is None:
+            async with self._new_client() as client:
+                yield client
+            return
+        import math
+
+        import anyio
+
+        # A scope around the whole connection (the client's task groups open inside it),
+        # whose deadline is lifted once connected.
+        with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as scope:
+            async with self._new_client() as client:
+                scope.deadline = math.inf
+                yield client
+        if scope.cancelled_caught:
+            raise TimeoutError(f"no answer within {self.connect_timeout:g} s")
 
     def _report(self, outcome: Outcome) -> None:
         self.resumed += 1

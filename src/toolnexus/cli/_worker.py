@@ -60,6 +60,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         idle=args.idle,
         retries=args.retries,
         on_outcome=printed,
+        connect_timeout=args.connect_timeout,
     )
     previous = signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     context.stack.callback(signal.signal, signal.SIGTERM, previous)
@@ -69,6 +70,12 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         raise CliError(EXIT_CONNECTION, f"cannot reach the store: {escape_text(str(err))}") from None
     except (StoreError, ValueError, TypeError) as err:
         raise CliError(EXIT_USAGE, escape_text(str(err))) from None
+    except TimeoutError:
+        raise CliError(
+            EXIT_CONNECTION,
+            f"cannot connect to {server.label}: "
+            f"no answer within {args.connect_timeout:g} s (--connect-timeout)",
+        ) from None
     except Exception as err:
         raise CliError(EXIT_CONNECTION, f"cannot connect to {server.label}: {reason(err)}") from None
     return EXIT_OK
