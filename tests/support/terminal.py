@@ -44,6 +44,17 @@ _WAITING_SYSCALLS = {
     "x86_64": {"0", "7", "23", "270", "271"},  # read, poll, select, pselect6, ppoll
     "aarch64": {"63", "72", "73"},  # read, pselect6, ppoll
 }
+_READ = {"x86_64": "0", "aarch64": "63"}
+
+
+def _waits_for_input(call: list[str], waits: set[str]) -> bool:
+    """Whether a thread's ``/proc/.../syscall`` (number, first argument) is a wait for input:
+    a read of fd 0, or a poll or select (readline's wait on its stdin)."""
+    if not call or call[0] not in waits:
+        return False
+    if call[0] == _READ.get(platform.machine()):
+        return len(call) > 1 and int(call[1], 16) == 0
+    return True
 
 
 class Terminal:
@@ -114,28 +125,30 @@ class Terminal:
         pytest.fail(f"{text!r} never appeared; the screen ends with:\n{self.plain[-1500:]}")
 
     def type(self, keys: bytes) -> None:
-        """Type ``keys`` once the command waits for them (see :meth:`wait_reading`)."""
-        self.wait_reading()
+        """Type ``keys``; a Ctrl-C once the command waits for input (see :meth:`wait_reading`)."""
+        if b"\x03" in keys:
+            self.wait_reading()
         os.write(self.master, keys)
 
     def wait_reading(self) -> None:
-        """Wait until the command's main thread sleeps in a read, poll or select.
+        """Wait until a thread of the command sleeps in a read of its stdin, a poll or a select.
 
-        A prompt on the screen is not enough: readline prints it before it starts to wait,
-        and a Ctrl-C that lands in between is left pending until the next key (CPython's
-        readline checks for signals only when its ``select`` is interrupted). Where
-        ``/proc`` does not tell, this returns at once.
+        A prompt on the screen is not enough for a Ctrl-C: readline prints it before it starts
+        to wait, and a SIGINT that lands in between is left pending until the next key
+        (CPython's readline checks for signals only when its ``select`` is interrupted).
+        Typed keys wait in the terminal's buffer, so only a Ctrl-C needs this. Where
+        ``/proc`` does not tell, or after 5 s, this returns anyway.
         """
         waits = _WAITING_SYSCALLS.get(platform.machine())
         if waits is None:
             return
-        path = Path(f"/proc/{self.proc.pid}/syscall")
-        for _ in range(1000):  # a limit against a hang, never a speed check
+        tasks = Path(f"/proc/{self.proc.pid}/task")
+        for _ in range(500):  # a limit against a hang, never a speed check
             try:
-                number = path.read_text().split()[0]
-            except (OSError, IndexError):
+                calls = [(task / "syscall").read_text().split()[:2] for task in tasks.iterdir()]
+            except OSError:
                 return
-            if number in waits or self.proc.poll() is not None:
+            if self.proc.poll() is not None or any(_waits_for_input(call, waits) for call in calls):
                 return
             select.select([], [], [], 0.01)
 
