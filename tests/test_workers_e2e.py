@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]  # a thousand calls on 
 KEY = os.urandom(32)
 SERVER = Path(__file__).resolve().parent / "servers" / "counting_server.py"
 CALLS = 1000
-KILLED_CALLS = 300  # the run with kills: fewer calls, so the whole test command stays short
+KILLS = 8
 RECORDER = """
 import sys
 from toolnexus import Answer
@@ -194,20 +194,24 @@ def test_workers_killed_at_random_lose_nothing_and_rerun_only_what_the_guarantee
     spec: str, workers: Workers
 ) -> None:
     workers.lease = 3  # a killed worker's call is taken over 3 s after its last renewal
-    keys = park(spec, KILLED_CALLS)
+    keys = park(spec, CALLS)
     rng = random.Random(os.getpid())
     for _ in range(4):
         workers.start()
     recorders = record_from_other_processes(spec, keys)
-    for _ in range(6):
-        time.sleep(rng.uniform(0.3, 1.5))
+    for _ in range(KILLS):  # at random moments through the run, while calls remain
+        time.sleep(rng.uniform(0.5, 3.0))
         workers.kill_one(rng)
         workers.start()
+    with open_store(spec, create=False, read_only=True) as store:
+        finished = sum(call.status == "done" for call in store.calls())
+    assert finished < CALLS, "every call was done before the last kill: the kills tested nothing"
     for recorder in recorders:
         assert recorder.wait(timeout=300) == 0
-    wait_until_all_done(spec, KILLED_CALLS, 400, workers)
+    wait_until_all_done(spec, CALLS, 400, workers)
     by_job = runs(workers.count_file)
-    assert sorted(by_job) == list(range(KILLED_CALLS))  # none lost, every call done
+    assert sorted(by_job) == list(range(CALLS))  # none lost, every call done
+    assert len(workers.killed) == KILLS
     with open_store(spec, create=False) as store:
         calls = {call.key: call for call in store.calls()}
     job_of = {key: (call.pending.arguments or {})["n"] for key, call in calls.items() if call.pending}
