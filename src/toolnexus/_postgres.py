@@ -39,9 +39,8 @@ from ._store import (
     check_deadline,
     check_key,
     check_lease,
-    check_limit,
     check_retention,
-    check_server,
+    claim_until,
     decode_answer,
     decode_pending,
     dumps,
@@ -454,18 +453,7 @@ class PostgresStore:
         ``lease`` seconds, skipping rows other claimers hold locked; with ``key``, that one
         call only. As [`SqliteStore.claim`][toolnexus.durable.SqliteStore.claim]."""
 
-        lease = check_lease(lease)
-        limit = check_limit(limit)
-        check_server(server)
-        if key is not None:
-            key, limit = check_key(key), 1
-        out: builtins.list[Claim] = []
-        while len(out) < limit:  # until enough claims read, or none is left
-            taken, claims = self._claim_once(lease, server, limit - len(out), key)
-            out.extend(claims)
-            if not taken:
-                break
-        return out
+        return claim_until(self._claim_once, lease=lease, server=server, limit=limit, key=key)
 
     def _claim_once(
         self, lease: float, server: object, limit: int, key: str | None = None

@@ -291,6 +291,31 @@ def check_retention(retention: object) -> float | None:
     return float(retention)
 
 
+ClaimOnce = Callable[[float, object, int, "str | None"], "tuple[int, list[Claim]]"]
+"""One claiming statement of a store: (lease, server, limit, key) to (rows taken, claims read)."""
+
+
+def claim_until(
+    claim_once: ClaimOnce, *, lease: object, server: object, limit: object, key: object
+) -> list[Claim]:
+    """A store's ``claim``: the arguments checked, then ``claim_once`` until ``limit`` claims
+    are read or none is left to take (a taken row whose record does not read is marked
+    ``failed`` and not returned, so one statement may read fewer claims than it took)."""
+    checked_lease = check_lease(lease)
+    checked_limit = check_limit(limit)
+    check_server(server)
+    checked_key: str | None = None
+    if key is not None:
+        checked_key, checked_limit = check_key(key), 1
+    out: list[Claim] = []
+    while len(out) < checked_limit:
+        taken, claims = claim_once(checked_lease, server, checked_limit - len(out), checked_key)
+        out.extend(claims)
+        if not taken:
+            break
+    return out
+
+
 def new_key() -> str:
     """A fresh key: 16 random hex digits."""
     return secrets.token_hex(8)
@@ -838,18 +863,7 @@ class SqliteStore:
         A claimed call whose record or answers do not read is marked ``failed`` with the
         reason and not returned.
         """
-        lease = check_lease(lease)
-        limit = check_limit(limit)
-        check_server(server)
-        if key is not None:
-            key, limit = check_key(key), 1
-        out: builtins.list[Claim] = []
-        while len(out) < limit:  # until enough claims read, or none is left
-            taken, claims = self._claim_once(lease, server, limit - len(out), key)
-            out.extend(claims)
-            if not taken:
-                break
-        return out
+        return claim_until(self._claim_once, lease=lease, server=server, limit=limit, key=key)
 
     def _claim_once(
         self, lease: float, server: object, limit: int, key: str | None = None
