@@ -1,6 +1,7 @@
-"""What every subcommand shares: the exit statuses, the one-line failure, the registry entry.
+"""What every subcommand shares: the exit statuses, the one-line failure, the registry entry,
+and how a server's result is printed.
 
-Standard library only, so that building the parser (``--help``) imports nothing heavy.
+Standard library only at import, so that building the parser (``--help``) imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcp_types import CallToolResult, GetPromptResult, ReadResourceResult
+
     from ._output import Output
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "CliError",
     "Command",
     "Context",
+    "print_result",
 ]
 
 EXIT_OK = 0
@@ -64,3 +68,26 @@ class Command:
     description: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, Context], int]
+
+
+def print_result(
+    output: Output,
+    result: CallToolResult | GetPromptResult | ReadResourceResult,
+    *,
+    as_json: bool,
+    failure: Callable[[CallToolResult], str],
+) -> int:
+    """Print a server's result as every command does: its JSON with ``--json`` (an error
+    result too), else its text; a tool's error result is exit 1 with the line ``failure``
+    makes of it."""
+    from mcp_types import CallToolResult
+
+    from ._results import result_json, result_text
+
+    if as_json:
+        output.result(result_json(result))
+    if isinstance(result, CallToolResult) and result.is_error:
+        raise CliError(EXIT_TOOL_ERROR, failure(result))
+    if not as_json:
+        output.result(result_text(result))
+    return EXIT_OK

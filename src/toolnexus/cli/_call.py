@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 from . import _answers, _park
-from ._base import EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
+from ._base import EXIT_USAGE, CliError, Command, Context, print_result
 from ._connection import add_connection_options, server_from
 from ._interactive import Connection, add_answer_options, add_output_options, answer_here, call_tool
-from ._results import result_json, result_text, tool_failure
+from ._results import tool_failure
 
 __all__ = ["COMMAND", "parse_arguments"]
 
@@ -53,13 +53,12 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
     async def body(connection: Connection) -> int:
         result = await call_tool(connection, args.tool, arguments)
-        if args.json:
-            output.result(result_json(result))
-        if result.is_error:
-            raise CliError(EXIT_TOOL_ERROR, tool_failure(connection.client, args.tool, result))
-        if not args.json:
-            output.result(result_text(result))
-        return EXIT_OK
+        return print_result(
+            output,
+            result,
+            as_json=args.json,
+            failure=lambda failed: tool_failure(connection.client, args.tool, failed),
+        )
 
     return answer_here(args, context, server, body)
 

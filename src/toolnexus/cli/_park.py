@@ -7,9 +7,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._base import EXIT_OK, EXIT_TOOL_ERROR, CliError, Context
+from ._base import EXIT_OK, Context, print_result
 from ._connection import ServerTarget, run_connected, server_name
-from ._results import result_json, result_text, tool_failure
+from ._results import tool_failure
 from ._stores import (
     check_can_create,
     check_era,
@@ -121,15 +121,12 @@ def call_and_park(
             if not server.is_http and outcome.method == "tools/call" and outcome.request_state:
                 await _probe_resumable(server, args.protocol, outcome)
             return status
-        from mcp_types import CallToolResult
-
-        if args.json:
-            output.result(result_json(outcome))
-        if isinstance(outcome, CallToolResult) and outcome.is_error:
-            raise CliError(EXIT_TOOL_ERROR, tool_failure(client, args.tool, outcome))
-        if not args.json:
-            output.result(result_text(outcome))
-        return EXIT_OK
+        return print_result(
+            output,
+            outcome,
+            as_json=args.json,
+            failure=lambda failed: tool_failure(client, args.tool, failed),
+        )
 
     return asyncio.run(
         run_connected(

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from .._log import log_traffic
 from .._util import escape_text
 from .._wire import Answer, Request
-from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context
+from ._base import EXIT_CONNECTION, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context, print_result
 from ._connection import add_connection_options, run_connected, server_from
 from ._interactive import add_answer_options, add_output_options, open_log
-from ._results import error_line, result_json, result_text
+from ._results import error_line, result_text
 from ._stores import (
     add_store_argument,
     check_era,
@@ -45,7 +45,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
-    from mcp_types import CallToolResult
 
     from .._pending import elicit_results
     from ..durable import NotClaimableError, ServerMismatchError, resume_key
@@ -103,13 +102,12 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             )
         outcome = done.result
         assert outcome is not None  # done, and not parked anew: the server's result
-        if args.json:
-            output.result(result_json(outcome))
-        if isinstance(outcome, CallToolResult) and outcome.is_error:
-            raise CliError(EXIT_TOOL_ERROR, f"{what} failed: {error_line(result_text(outcome))}")
-        if not args.json:
-            output.result(result_text(outcome))
-        return EXIT_OK
+        return print_result(
+            output,
+            outcome,
+            as_json=args.json,
+            failure=lambda failed: f"{what} failed: {error_line(result_text(failed))}",
+        )
 
     return asyncio.run(
         run_connected(
