@@ -428,7 +428,7 @@ class Form:
         self, fields: tuple[Field, ...] = (), title: str | None = None, description: str | None = None
     ) -> None:
         # The one way a Form is made; frozen, its attributes written here once.
-        by_name = dict(zip(map(_NAME_OF, fields), fields, strict=True))
+        by_name = dict(zip(map(_NAME_OF, fields), fields))
         if len(by_name) != len(fields):
             raise FormError("Form: two fields have the same name")
         values = self.__dict__
@@ -436,6 +436,20 @@ class Form:
         values["title"] = title
         values["description"] = description
         values["_by_name"] = by_name
+
+    @staticmethod
+    def _read(
+        fields: tuple[Field, ...], title: str | None, description: str | None, by_name: dict[str, Field]
+    ) -> Form:
+        # How read_form makes a Form: the same as the constructor, with the fields by name
+        # already made while they were read (read_form checks that no name repeats).
+        form = _new(Form)
+        values = form.__dict__
+        values["fields"] = fields
+        values["title"] = title
+        values["description"] = description
+        values["_by_name"] = by_name
+        return form
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -513,6 +527,7 @@ def _listed(choices: tuple[Choice, ...], text: str) -> bool:
 
 
 _NAME_OF = attrgetter("name")
+_new = object.__new__
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -688,20 +703,27 @@ def read_form(schema: object) -> Form:
         raise FormError(
             f"the schema's 'additionalProperties' must be a boolean or a schema, not {_json_type(extra)}"
         )
-    title = _text_of(schema, "title", "the schema")
-    description = _text_of(schema, "description", "the schema")
+    title = schema.get("title")
+    if title is not None and title.__class__ is not str:
+        title = _text_of(schema, "title", "the schema")
+    description = schema.get("description")
+    if description is not None and description.__class__ is not str:
+        description = _text_of(schema, "description", "the schema")
     text = (len(title) if title else 0) + (len(description) if description else 0)
     reading = _Reading(schema)
     fields = []
+    by_name: dict[str, Field] = {}
     for name, prop in properties.items():
         if name.__class__ is not str and not isinstance(name, str):
             raise FormError(f"the schema's 'properties' has a key that is {_json_type(name)}, not a name")
         field, size = _read_field(name, prop, name in names, reading)
         fields.append(field)
+        by_name[name] = field
         # What the field holds, counted as produced: a $ref's target once for each use.
         text += size
-        if field.choices:
-            reading.room -= len(field.choices)
+        choices = field.choices
+        if choices:
+            reading.room -= len(choices)
             if field.default.__class__ is list:
                 reading.room -= len(field.default)
             if reading.room < 0:
@@ -711,7 +733,9 @@ def read_form(schema: object) -> Form:
                 f"the schema holds more than {MAX_TEXT:,} characters of text in all (a '$ref' counts "
                 f"each time it is used); at most {MAX_TEXT:,} are read"
             )
-    return Form(tuple(fields), title, description)
+    if len(by_name) != len(fields):
+        raise FormError("Form: two fields have the same name")
+    return Form._read(tuple(fields), title, description, by_name)
 
 
 def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]:
@@ -867,6 +891,8 @@ def _unwrap(
 # Keywords that could narrow the null branch of a nullable union; a branch with one is not
 # read as "or null".
 _NULL_REFUSED = _FIELD_REFUSED | _WRAPPERS | {"enum", "const"}
+# A field with none of these is read without taking anything apart, refusing or choosing.
+_PLAIN_SKIP = _FIELD_REFUSED | _WRAPPERS | _CHOICE_KEYS | {"properties"}
 
 
 def _is_null_schema(node: object) -> bool:
@@ -889,15 +915,23 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
     kind = prop.get("type")
     nullable = shared = False
-    if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
-        node, nullable, shared = _unwrap(prop, name, reading.root)
-        kind = node.get("type")
+    if kind.__class__ is str and _PLAIN_SKIP.isdisjoint(prop):
+        # The common case, in one look: nothing to take apart, to refuse or to choose from.
+        node = prop
+        choosing = False
+        if kind == "object":
+            raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
     else:
-        node = prop  # the common case: nothing to take apart
-    if not _FIELD_REFUSED.isdisjoint(node):
-        _refuse(node, _FIELD_REFUSED, _where(name))
-    if "properties" in node or kind == "object":
-        raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
+        if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
+            node, nullable, shared = _unwrap(prop, name, reading.root)
+            kind = node.get("type")
+        else:
+            node = prop  # nothing to take apart
+        if not _FIELD_REFUSED.isdisjoint(node):
+            _refuse(node, _FIELD_REFUSED, _where(name))
+        if "properties" in node or kind == "object":
+            raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
+        choosing = not _CHOICE_KEYS.isdisjoint(node)
     size = len(name)
     title = node.get("title")
     if title is not None:
@@ -909,7 +943,6 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         if description.__class__ is not str and not isinstance(description, str):
             raise FormError(f"{_where(name)}: 'description' must be a string, not {_json_type(description)}")
         size += len(description)
-    choosing = not _CHOICE_KEYS.isdisjoint(node)
     if kind == "string" and not choosing:
         pattern = node.get("pattern")
         if pattern is not None:
