@@ -697,7 +697,17 @@ def read_form(schema: object) -> Form:
     if len(properties) > MAX_FIELDS:
         raise FormError(f"the schema has {len(properties)} properties; at most {MAX_FIELDS} are read")
     required = schema.get("required")
-    names = frozenset() if required is None and "required" not in schema else _required(required, properties)
+    if required is None and "required" not in schema:
+        names: frozenset[str] = frozenset()
+    elif required.__class__ is list and len(required) <= MAX_FIELDS:
+        for one in required:
+            if one.__class__ is not str or one not in properties:
+                names = _required(required, properties)
+                break
+        else:
+            names = frozenset(required)  # the common case: names of properties
+    else:
+        names = _required(required, properties)
     extra = schema.get("additionalProperties")
     if not (extra is None or extra is True or extra is False or isinstance(extra, Mapping)):
         raise FormError(
@@ -903,6 +913,19 @@ def _is_null_schema(node: object) -> bool:
     )
 
 
+def _null_union_possible(node: Mapping[str, Any]) -> bool:
+    """Whether ``node``'s ``anyOf`` or ``oneOf`` may be a nullable union: not when each
+    holds two objects with a ``const`` (a choice is never the null branch), as a
+    single-select of two choices does."""
+    for union in ("anyOf", "oneOf"):
+        branches = node.get(union)
+        if branches.__class__ is list and len(branches) == 2:
+            first, second = branches
+            if not (first.__class__ is dict and "const" in first and second.__class__ is dict and "const" in second):
+                return True
+    return False
+
+
 def _is_const_list(branches: object) -> bool:
     return isinstance(branches, list) and all(
         (b.__class__ is dict or isinstance(b, Mapping)) and "const" in b for b in branches
@@ -922,7 +945,7 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         if kind == "object":
             raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
     else:
-        if kind.__class__ is list or not _WRAPPERS.isdisjoint(prop):
+        if kind.__class__ is list or "$ref" in prop or "allOf" in prop or _null_union_possible(prop):
             node, nullable, shared = _unwrap(prop, name, reading.root)
             kind = node.get("type")
         else:
@@ -1149,6 +1172,9 @@ def _read_choices_anew(
             return tuple(map(Choice, values, values)), 2 * sum(map(len, values))
     elif "oneOf" in node and "enum" not in node and "anyOf" not in node and "const" not in node:
         key = "oneOf"
+        read = _read_titled(node, "oneOf")
+        if read is not None:
+            return read
     else:
         given = [key for key in ("enum", "oneOf", "anyOf", "const") if key in node]
         if not given:
@@ -1229,6 +1255,39 @@ def _read_choices_anew(
             choices.append(Choice(value, text))  # type: ignore[arg-type]
     if not choices:
         raise FormError(f"{_where(name, part)}: '{key}' offers no choice that its own constraints allow")
+    return tuple(choices), size
+
+
+def _read_titled(node: Mapping[str, Any], key: str) -> tuple[tuple[Choice, ...], int] | None:
+    """The common case of ``oneOf``/``anyOf`` choices, read the way ``_read_choices_anew``
+    reads them: distinct strings, each in an object of ``const`` and a string ``title`` (or
+    none), on a field of no ``type`` or ``"string"`` and no limit on its values. ``None``
+    when they are not that: then they are read, or refused, the long way."""
+    branches = node[key]
+    if branches.__class__ is not list or not 0 < len(branches) <= MAX_CHOICES:
+        return None
+    kind = node.get("type")
+    if not (kind is None or kind == "string") or not _VALUE_LIMITS.isdisjoint(node):
+        return None
+    choices: list[Choice] = []
+    seen: set[str] = set()
+    size = 0
+    for branch in branches:
+        if branch.__class__ is not dict or not _BRANCH_REFUSED.isdisjoint(branch):
+            return None
+        value = branch.get("const", _MISSING)
+        title = branch.get("title")
+        if value.__class__ is not str or value in seen:
+            return None
+        seen.add(value)
+        if title is None:
+            size += len(value) + len(value)
+            choices.append(Choice(value, value))
+        elif title.__class__ is str:
+            size += len(title) + len(value)
+            choices.append(Choice(value, title))
+        else:
+            return None
     return tuple(choices), size
 
 
