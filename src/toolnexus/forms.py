@@ -291,7 +291,9 @@ class Field:
             key = _choice_key(value)
             return key is not None and key in self._index()
         if kind == "integer" or kind == "number":
-            if _number_problem(value, integer=kind == "integer") is not None:
+            if not (value.__class__ is int and -_FLOAT_MAX <= value <= _FLOAT_MAX) and (
+                _number_problem(value, integer=kind == "integer") is not None
+            ):
                 return False
             low, high = self.minimum, self.maximum
             if low is not None:
@@ -901,6 +903,8 @@ def _unwrap(
 # Keywords that could narrow the null branch of a nullable union; a branch with one is not
 # read as "or null".
 _NULL_REFUSED = _FIELD_REFUSED | _WRAPPERS | {"enum", "const"}
+# Items with none of these are read without refusing anything.
+_ITEMS_SKIP = _FIELD_REFUSED | {"allOf"}
 # A field with none of these is read without taking anything apart, refusing or choosing.
 _PLAIN_SKIP = _FIELD_REFUSED | _WRAPPERS | _CHOICE_KEYS | {"properties"}
 
@@ -1036,7 +1040,16 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         )  # fmt: skip
         return field, size + choices_size
     if kind == "number" or kind == "integer":
-        low, high, exclusive_low, exclusive_high = _read_bounds(node, name)
+        low, high = node.get("minimum"), node.get("maximum")
+        if (
+            (low is None or (low.__class__ is int and -_FLOAT_MAX <= low <= _FLOAT_MAX))
+            and (high is None or (high.__class__ is int and -_FLOAT_MAX <= high <= _FLOAT_MAX))
+            and "exclusiveMinimum" not in node
+            and "exclusiveMaximum" not in node
+        ):
+            exclusive_low = exclusive_high = False  # the common case: whole-number bounds
+        else:
+            low, high, exclusive_low, exclusive_high = _read_bounds(node, name)
         default, has_default = _default(node, name, kind, nullable) if "default" in node else (None, False)
         field = Field(
             name, kind, required, title, description, default, has_default, nullable, (),
@@ -1094,10 +1107,11 @@ def _read_multi(
         shared = True
         if "$ref" in items:
             raise FormError(f"{_where(name)}: a '$ref' that leads to another '$ref' is not followed")
-    if not _FIELD_REFUSED.isdisjoint(items):
-        _refuse(items, _FIELD_REFUSED, _where(name, _ITEMS))
-    if "allOf" in items:
-        raise FormError(f"{_where(name, _ITEMS)}: 'allOf' is not read in 'items'")
+    if not _ITEMS_SKIP.isdisjoint(items):
+        if not _FIELD_REFUSED.isdisjoint(items):
+            _refuse(items, _FIELD_REFUSED, _where(name, _ITEMS))
+        if "allOf" in items:
+            raise FormError(f"{_where(name, _ITEMS)}: 'allOf' is not read in 'items'")
     if items.get("type", "string") != "string":
         raise FormError(f"{_where(name)}: a multi-select's 'items' must be strings")
     if _CHOICE_KEYS.isdisjoint(items):
@@ -1109,9 +1123,15 @@ def _read_multi(
     if pattern is not None and not isinstance(pattern, str):
         raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
     unique = node.get("uniqueItems", False)
-    if not isinstance(unique, bool):
+    if unique is not False and unique is not True:
         raise FormError(f"{_where(name)}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
-    return choices, size, pattern, _count(node, "minItems", name), _count(node, "maxItems", name), unique
+    min_items = node.get("minItems")
+    if min_items is not None and (min_items.__class__ is not int or not 0 <= min_items <= MAX_COUNT):
+        min_items = _count(node, "minItems", name)
+    max_items = node.get("maxItems")
+    if max_items is not None and (max_items.__class__ is not int or not 0 <= max_items <= MAX_COUNT):
+        max_items = _count(node, "maxItems", name)
+    return choices, size, pattern, min_items, max_items, unique
 
 
 def _read_choices(
