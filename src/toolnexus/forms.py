@@ -1023,7 +1023,10 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
     if choosing:
         if kind is not None and kind not in ("string", "number", "integer", "boolean"):
             raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        choices, choices_size = _read_choices(node, name, "", reading, shared, multi=False)
+        if not shared and reading.room >= MAX_CHOICES:  # room for any list: as _read_choices does
+            choices, choices_size = _read_choices_anew(node, name, "", multi=False)
+        else:
+            choices, choices_size = _read_choices(node, name, "", reading, shared, multi=False)
         pattern = node.get("pattern")
         if pattern is not None:
             if pattern.__class__ is not str and not isinstance(pattern, str):
@@ -1118,7 +1121,10 @@ def _read_multi(
         raise FormError(
             f"{_where(name)}: a list of free text is not in the subset; 'items' must offer choices"
         )
-    choices, size = _read_choices(items, name, _ITEMS, reading, shared, multi=True)
+    if not shared and reading.room >= MAX_CHOICES:  # room for any list: as _read_choices does
+        choices, size = _read_choices_anew(items, name, _ITEMS, multi=True)
+    else:
+        choices, size = _read_choices(items, name, _ITEMS, reading, shared, multi=True)
     pattern = items.get("pattern")
     if pattern is not None and not isinstance(pattern, str):
         raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
