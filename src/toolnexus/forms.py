@@ -44,7 +44,6 @@ import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias
 
@@ -430,7 +429,9 @@ class Form:
         self, fields: tuple[Field, ...] = (), title: str | None = None, description: str | None = None
     ) -> None:
         # The one way a Form is made; frozen, its attributes written here once.
-        by_name = dict(zip(map(_NAME_OF, fields), fields))
+        by_name: dict[str, Field] = {}
+        for field in fields:  # (a loop: zip(strict=...) takes the slow way of a keyword)
+            by_name[field.name] = field
         if len(by_name) != len(fields):
             raise FormError("Form: two fields have the same name")
         values = self.__dict__
@@ -528,7 +529,6 @@ def _listed(choices: tuple[Choice, ...], text: str) -> bool:
     return False
 
 
-_NAME_OF = attrgetter("name")
 _new = object.__new__
 
 
@@ -925,7 +925,9 @@ def _null_union_possible(node: Mapping[str, Any]) -> bool:
         branches = node.get(union)
         if branches.__class__ is list and len(branches) == 2:
             first, second = branches
-            if not (first.__class__ is dict and "const" in first and second.__class__ is dict and "const" in second):
+            if not (first.__class__ is dict and "const" in first):
+                return True
+            if not (second.__class__ is dict and "const" in second):
                 return True
     return False
 
