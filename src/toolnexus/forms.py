@@ -951,7 +951,7 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         if kind == "object":
             raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
     else:
-        if kind.__class__ is list or "$ref" in prop or "allOf" in prop or _null_union_possible(prop):
+        if isinstance(kind, list) or "$ref" in prop or "allOf" in prop or _null_union_possible(prop):
             node, nullable, shared = _unwrap(prop, name, reading.root)
             kind = node.get("type")
         else:
