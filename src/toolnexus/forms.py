@@ -942,7 +942,7 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
     """The field ``name``, and the characters of text it holds (see ``MAX_TEXT``)."""
     if prop.__class__ is not dict and not isinstance(prop, Mapping):
         raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
-    kind = prop.get("type")
+    kind: Any = prop.get("type")
     nullable = shared = False
     if kind.__class__ is str and _PLAIN_SKIP.isdisjoint(prop):
         # The common case, in one look: nothing to take apart, to refuse or to choose from.
