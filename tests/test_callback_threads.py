@@ -75,7 +75,7 @@ def test_an_abandoned_resolver_does_not_delay_exit(processes: Processes) -> None
     done = processes.python(
         script,
         cwd=TESTS_DIR,
-        timeout=60,  # a guard against the hang this test is about, not a speed check
+        timeout=180,  # a guard against the hang this test is about, not a speed check (a loaded CI machine)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "cancel"
@@ -94,17 +94,23 @@ async def test_abandoned_threads_are_capped(caplog: pytest.LogCaptureFixture) ->
     try:
         async with connect(build_server()[0], "legacy", callback) as client:
             with caplog.at_level(logging.WARNING, logger="toolnexus"):
-                for n in range(MAX_ABANDONED_THREADS + 3):
+
+                def refused() -> int:
+                    return sum("abandoned after their timeout" in r.getMessage() for r in caplog.records)
+
+                # Past the cap, calls are refused without asking. On a loaded machine a call may
+                # also time out while its question still waits for a pool thread (neither asked
+                # nor refused, nor counted against the cap), so calls go on until one is refused.
+                for n in range(2 * MAX_ABANDONED_THREADS):
                     outcome = await call(client, "form_elicit", f"t{n}")
                     assert outcome["action"] == "cancel"
-            # Never more threads left waiting than the cap. On a loaded machine a call may
-            # time out while its question still waits for a pool thread: that question is
-            # never asked, though its thread counts against the cap, so fewer may be asked.
+                    assert len(asked) <= MAX_ABANDONED_THREADS  # never more threads left waiting
+                    if refused():
+                        break
+            assert refused() >= 1, f"no call was refused; {len(asked)} asked"
+            # The cap was reached, then held. A thread that took its question and timed out
+            # before its first line ran counts against the cap unasked, so a few may be missing.
             assert MAX_ABANDONED_THREADS // 2 <= len(asked) <= MAX_ABANDONED_THREADS
-            refused = [r for r in caplog.records if "abandoned after their timeout" in r.getMessage()]
-            # Past the cap, calls are refused without asking: at least one of the three past it.
-            assert 1 <= len(refused) <= 3
-            assert len(asked) + len(refused) <= MAX_ABANDONED_THREADS + 3
             # Once the threads return, questions are asked again (whether a thread then beats
             # the 0.05 s deadline depends on the load: only the asking is checked).
             release.set()

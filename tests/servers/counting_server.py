@@ -1,9 +1,9 @@
 """A server that counts how often each tool body runs, for the worker tests.
 
 ``job(n)`` asks one question (the 2026-07-28 way, through ``Resolve``) and, once answered,
-appends ``"<n> <parent pid> <answer>\\n"`` to the count file (one ``write`` on a file opened
-``O_APPEND``, so lines from many server processes never interleave) and returns ``"job <n>:
-<answer>"``. Its
+appends ``"<n> <worker pid> <answer>\\n"`` to the count file, the worker pid being the
+process that started this server (one ``write`` on a file opened ``O_APPEND``, so lines from
+many server processes never interleave), and returns ``"job <n>: <answer>"``. Its
 ``requestState`` is sealed with a key given on the command line, so every copy of the server
 (one per worker, each over stdio) accepts the state any other sealed.
 
@@ -33,6 +33,9 @@ def _ask(n: int) -> Elicit[Go]:
 
 def build_server(key: bytes, count_file: str | None, name: str = "counter") -> MCPServer:
     server = MCPServer(name, request_state_security=RequestStateSecurity(keys=[key], ttl=3600))
+    # The worker that started this server, read now: once that worker is killed, the server
+    # (which may still run the call it was sent) belongs to init, and getppid() says 1.
+    worker = os.getppid()
 
     def count(line: str) -> None:
         if count_file is None:
@@ -47,7 +50,7 @@ def build_server(key: bytes, count_file: str | None, name: str = "counter") -> M
     def job(n: int, go: Annotated[ElicitationResult[Go], Resolve(_ask)]) -> str:
         """Runs once per call: counted."""
         word = go.data.word if go.action == "accept" else go.action
-        count(f"{n} {os.getppid()} {word}\n")
+        count(f"{n} {worker} {word}\n")
         return f"job {n}: {word}"
 
     return server
