@@ -39,6 +39,7 @@ E2E_MODULES = {
     "test_docs_browser.py",
     "test_docs_examples.py",
     "test_docs_site.py",
+    "test_forkserver.py",
     "test_durable_cli.py",
     "test_inbox_browser.py",
     "test_inbox_cli.py",

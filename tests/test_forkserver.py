@@ -1,0 +1,59 @@
+"""The fork server the end-to-end tests run their commands through (support/forkserver.py):
+a forked command must behave as a started one, or those tests would test something else."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from support import forkserver
+
+SHOW = """
+import os, sys
+print(sys.argv[1:], os.getcwd(), os.environ.get("FORK_TEST"), os.getsid(0) == os.getpid())
+print(sys.stdin.read().upper(), end="")
+print("to stderr", file=sys.stderr)
+raise SystemExit(int(sys.argv[1]))
+"""
+
+
+def test_a_forked_script_gets_its_arguments_place_environment_streams_and_exit_status(tmp_path: Path) -> None:
+    script = tmp_path / "show.py"
+    script.write_text(SHOW, encoding="utf-8")
+    for argv in ([sys.executable, str(script), "7"], [sys.executable, "-c", SHOW, "7"]):
+        done = forkserver.run(
+            argv, input="hello\r\n", cwd=tmp_path, env={"FORK_TEST": "yes", "PATH": "/usr/bin"}
+        )
+        assert done.returncode == 7
+        assert done.stdout == f"['7'] {tmp_path} yes True\nHELLO\n"  # universal newlines, as text=True
+        assert done.stderr == "to stderr\n"
+
+
+def test_the_command_runs_as_its_entry_point_and_as_a_module(tmp_path: Path) -> None:
+    for argv in ([forkserver.TOOLNEXUS, "--version"], [sys.executable, "-m", "toolnexus", "--version"]):
+        forked = forkserver.run(argv, cwd=tmp_path)
+        started = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=False)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (
+            started.returncode,
+            started.stdout,
+            started.stderr,
+        )
+    usage = forkserver.run([forkserver.TOOLNEXUS, "no-such-command"], cwd=tmp_path)
+    assert usage.returncode == 2
+    assert "invalid choice" in usage.stderr
+
+
+def test_a_forked_process_can_be_killed_and_its_status_read(tmp_path: Path) -> None:
+    proc = forkserver.popen([sys.executable, "-c", "import time; print('up', flush=True); time.sleep(600)"])
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"up\n"
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+
+
+def test_only_this_interpreters_commands_are_forked() -> None:
+    assert not forkserver.handles(["bash", "-c", "true"])
+    assert forkserver.handles([sys.executable, "-m", "toolnexus"])
