@@ -94,3 +94,54 @@ def test_the_command_keeps_an_mcp1_servers_refusal_of_the_probe_off_the_terminal
         "toolnexus: warning: the server refused the protocol probe (server/discover) and logged it on "
         "its stderr (left out here); --protocol legacy skips the probe, --server-stderr FILE keeps the log"
     ]
+
+
+@pytest.mark.parametrize("after", [0.5, 3.0, 8.0])
+def test_an_mcp1_server_killed_while_its_question_is_shown_is_one_line_and_exit_3(
+    mcp1_python: Path, tmp_path: Path, after: float
+) -> None:
+    """A server nobody here wrote (the 1.x SDK's FastMCP), killed at several moments after it
+    asked: the question is withdrawn within 5 s, one line names the server, exit 3."""
+    import select
+    import signal
+    import sys
+    import time
+
+    from support import forkserver
+    from support.terminal import children
+
+    toolnexus = str(Path(sys.executable).with_name("toolnexus"))
+    command = f"{mcp1_python} {SERVER}"
+    proc = forkserver.popen(
+        [toolnexus, "call", "--stdio", command, "contact", "--protocol", "legacy"],
+        stdin=subprocess.PIPE,  # open, never written: the question stays on screen
+        cwd=tmp_path,
+    )
+    assert proc.stderr is not None
+    assert proc.stdout is not None
+    err = b""
+    try:
+        deadline = time.monotonic() + 120  # a limit against a hang, never a speed check
+        while b"email: " not in err and time.monotonic() < deadline:
+            if select.select([proc.stderr], [], [], 0.1)[0]:
+                err += os.read(proc.stderr.fileno(), 65536) or b""
+        assert b"email: " in err, err.decode(errors="replace")
+        time.sleep(after)
+        os.kill(children(proc.pid)[0], signal.SIGKILL)
+        killed = time.monotonic()
+        while b"(question withdrawn" not in err and time.monotonic() < killed + 60:
+            if select.select([proc.stderr], [], [], 0.1)[0]:
+                err += os.read(proc.stderr.fileno(), 65536) or b""
+        found_after = time.monotonic() - killed
+        out, rest = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    text = (err + rest).decode(errors="replace")
+    assert proc.returncode == 3, text
+    assert found_after < 5.0, f"withdrawn {found_after:.1f} s after the kill:\n{text}"
+    assert out == b""
+    said = [line for line in text.splitlines() if line.startswith("toolnexus:")]
+    assert len(said) == 1, text
+    assert f"the server `{command}`"[:60] in said[0], text
+    for noise in ("Traceback", "ExceptionGroup", "Error in"):
+        assert noise not in text, text
