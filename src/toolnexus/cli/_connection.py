@@ -477,18 +477,17 @@ async def server_name(client: Client) -> str | None:
 
         # This is the connection's first request: it waits for a stdio server to start,
         # which on a loaded machine can outlast the SDK's 10 s for one probe.
-        for attempt in range(DISCOVER_ATTEMPTS):
+        for _ in range(DISCOVER_ATTEMPTS):
             try:
                 raw = await client.session.send_discover(client.protocol_version)
                 stamp = (DiscoverResult.model_validate(raw).meta or {}).get(SERVER_INFO_META_KEY)
                 info = Implementation.model_validate(stamp) if stamp is not None else None
+                break
             except MCPError as err:
-                if err.code == REQUEST_TIMEOUT and attempt + 1 < DISCOVER_ATTEMPTS:
-                    continue
-                info = None  # display only: the call goes on without a name
+                if err.code != REQUEST_TIMEOUT:
+                    break  # display only: the call goes on without a name
             except Exception:
-                info = None
-            break
+                break
     return info.name if info is not None and info.name else None
 
 
