@@ -6,9 +6,10 @@ that need them.
 
 from __future__ import annotations
 
-import subprocess
+import shlex
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -134,28 +135,26 @@ def stdio_server_parameters() -> StdioServerParameters:
 
 
 @pytest.fixture(scope="session")
-def stdio_fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StdioServerParameters]:
+def stdio_fork_server() -> StdioServerParameters:
     """How ``mcp.Client`` starts the elicitation server as a stdio subprocess whose server is
-    forked from one that has imported the SDK already (``servers/stdio_fork.py`` says how): the
-    same server on the same pipes, without a second of start-up per test."""
+    forked from the fork server, which has imported the SDK already (``support/launch.py``
+    says how): the same server on the same pipes, without a second of start-up per test."""
     from mcp import StdioServerParameters
 
-    path = str(tmp_path_factory.mktemp("stdio-fork") / "socket")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "servers.stdio_fork", path],
-        cwd=TESTS_DIR,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready", "the stdio fork server did not start"
-        launcher = str(TESTS_DIR / "servers" / "stdio_fork.py")
-        yield StdioServerParameters(command=sys.executable, args=["-S", "-I", launcher, "--launch", path])
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    from support import forkserver
+
+    forkserver.start()
+    server = forkserver.server_command([sys.executable, "-m", "servers.elicit_server", "stdio"])
+    command, *args = shlex.split(server)
+    return StdioServerParameters(command=command, args=args, cwd=TESTS_DIR)
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The docs site, built once for the tests that read it (support/docs_site.py)."""
+    from support.docs_site import build_site
+
+    return build_site(tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="session")

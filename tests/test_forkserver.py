@@ -3,9 +3,12 @@ a forked command must behave as a started one, or those tests would test somethi
 
 from __future__ import annotations
 
+import os
+import shlex
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from support import forkserver
@@ -57,3 +60,81 @@ def test_a_forked_process_can_be_killed_and_its_status_read(tmp_path: Path) -> N
 def test_only_this_interpreters_commands_are_forked() -> None:
     assert not forkserver.handles(["bash", "-c", "true"])
     assert forkserver.handles([sys.executable, "-m", "toolnexus"])
+
+
+# --- launch.py: a server a command under test starts, forked by the fork server ---------------
+
+WAIT = """
+import os, sys, time
+print(os.getpid(), os.environ.get("TOOLNEXUS_TEST_STARTED_BY"), flush=True)
+time.sleep(120)
+"""
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_launched_server_gets_its_arguments_place_environment_streams_and_status(tmp_path: Path) -> None:
+    forkserver.start()
+    script = tmp_path / "show.py"
+    script.write_text(SHOW, encoding="utf-8")
+    for argv in ([sys.executable, str(script), "5"], [sys.executable, "-c", SHOW, "5"]):
+        command = shlex.split(forkserver.server_command(argv))
+        assert command[:3] == [sys.executable, "-S", "-I"]  # the launcher, not the server
+        done = subprocess.run(
+            command,
+            input="hello\n",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={"FORK_TEST": "yes", "PATH": "/usr/bin"},
+            check=False,
+        )
+        assert done.returncode == 5
+        assert (done.stdout, done.stderr) == (f"['5'] {tmp_path} yes True\nHELLO\n", "to stderr\n")
+
+
+def test_killing_the_launcher_kills_its_server() -> None:
+    forkserver.start()
+    command = shlex.split(forkserver.server_command([sys.executable, "-c", WAIT]))
+    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert launcher.stdout is not None
+    server, started_by = launcher.stdout.readline().split()
+    assert int(server) != launcher.pid  # forked: another process
+    assert started_by == str(os.getpid())  # who started the launcher (the server's parent is the fork server)
+    launcher.kill()
+    launcher.wait()
+    assert _gone(int(server))
+    assert launcher.stdout.read() == ""  # nothing holds the server's end of the pipe
+
+
+def test_the_launcher_passes_a_signal_on_and_dies_of_it_as_its_server_does() -> None:
+    forkserver.start()
+    command = shlex.split(forkserver.server_command([sys.executable, "-c", WAIT]))
+    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert launcher.stdout is not None
+    server = int(launcher.stdout.readline().split()[0])
+    launcher.send_signal(signal.SIGTERM)
+    assert launcher.wait(timeout=30) == -signal.SIGTERM
+    assert _gone(server)
+
+
+def test_without_a_fork_server_the_launcher_is_python(tmp_path: Path) -> None:
+    command = shlex.split(forkserver.server_command([sys.executable, "-c", WAIT]))
+    command[4] = str(tmp_path / "no-fork-server-here")  # the socket
+    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert launcher.stdout is not None
+        server, started_by = launcher.stdout.readline().split()
+        assert (int(server), started_by) == (launcher.pid, "None")  # exec'd: the same process
+    finally:
+        launcher.kill()
+        launcher.wait()

@@ -17,20 +17,23 @@ default) and :func:`run` for ``subprocess.run(..., capture_output=True, text=Tru
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import selectors
+import shlex
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["Forked", "handles", "popen", "run"]
+__all__ = ["LAUNCH_SOCKET", "Forked", "handles", "popen", "run", "server_command", "start"]
 
 PIPE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL
@@ -122,8 +125,11 @@ class Forked:
 class _Server:
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(LAUNCH_SOCKET)  # a stale one, of an earlier process with this pid
+        atexit.register(_unlink, LAUNCH_SOCKET)
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("zygote.py")), str(theirs.fileno())],
+            [sys.executable, str(Path(__file__).with_name("zygote.py")), str(theirs.fileno()), LAUNCH_SOCKET],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
         )
@@ -154,7 +160,14 @@ class _Server:
                     self.started[reply["id"]].set()
 
     def start(
-        self, how: str, argv: list[str], fds: list[int], cwd: str, env: dict[str, str], new_session: bool
+        self,
+        how: str,
+        argv: list[str],
+        fds: list[int],
+        cwd: str,
+        env: dict[str, str],
+        new_session: bool,
+        pass_fds: list[int],
     ) -> int:
         with self.lock:
             self.next_id += 1
@@ -167,6 +180,7 @@ class _Server:
                 "cwd": cwd,
                 "env": env,
                 "new_session": new_session,
+                "pass_fds": pass_fds,
             }
             socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
         if not self.started[request_id].wait(60):
@@ -185,6 +199,12 @@ class _Server:
 
 _server: _Server | None = None
 _server_lock = threading.Lock()
+
+
+def start() -> None:
+    """Start the fork server now (it starts on the first command otherwise): for tests whose
+    commands start servers with :func:`server_command` but are not themselves forked."""
+    _the_server()
 
 
 def _the_server() -> _Server:
@@ -206,6 +226,28 @@ def _how(argv: list[str]) -> tuple[str, list[str]]:
     raise ValueError(f"the fork server runs this interpreter's commands only, not {argv!r}")
 
 
+LAUNCH_SOCKET = os.path.join(tempfile.gettempdir(), f"toolnexus-zygote-{os.getpid()}")
+"""Where the fork server of this process listens for ``launch.py`` (known before it starts)."""
+
+
+def server_command(argv: list[str]) -> str:
+    """``argv`` (``python -m ...``, ``python -c ...`` or ``python SCRIPT ...``, this interpreter)
+    as a ``--stdio`` command whose process has the fork server run it (``launch.py`` says how):
+    for the server a command under test starts, which then costs milliseconds of CPU, not a
+    second. Before the fork server runs (no command of this process went through it yet), the
+    launcher runs ``python`` itself; the server is the same either way."""
+    how, _ = _how(argv)
+    if how == "entry":
+        raise ValueError("server_command: a server is started with python, not the toolnexus command")
+    launch = str(Path(__file__).with_name("launch.py"))
+    return shlex.join([sys.executable, "-S", "-I", launch, LAUNCH_SOCKET, *argv[1:]])
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
 def handles(argv: list[str]) -> bool:
     """Whether :func:`popen` can run ``argv`` (a command of this interpreter)."""
     try:
@@ -224,8 +266,10 @@ def popen(
     cwd: str | os.PathLike[str] | None = None,
     env: dict[str, str] | None = None,
     start_new_session: bool = True,
+    pass_fds: tuple[int, ...] = (),
 ) -> Forked:
-    """Like ``subprocess.Popen(argv, ...)`` for a command of this interpreter (see the module)."""
+    """Like ``subprocess.Popen(argv, ...)`` for a command of this interpreter (see the module);
+    ``pass_fds`` are given to the child at the same numbers, as ``subprocess.Popen`` does."""
     how, args = _how(argv)
     theirs: list[int] = []
     streams: dict[str, IO[bytes] | None] = {}
@@ -257,10 +301,11 @@ def popen(
         pid = server.start(
             how,
             args,
-            theirs,
+            [*theirs, *pass_fds],
             str(cwd if cwd is not None else os.getcwd()),
             dict(os.environ if env is None else env),
             start_new_session,
+            list(pass_fds),
         )
     finally:
         for fd in close_after:

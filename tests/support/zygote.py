@@ -1,18 +1,28 @@
 """The fork server's own process (see ``forkserver.py``): imports the package and the SDK once,
 then forks one process per command it is sent, over a ``SOCK_SEQPACKET`` socket whose number
-is its only argument.
+is its first argument.
 
 Each request is one JSON message with three file descriptors (the child's stdin, stdout and
 stderr); the reply is ``{"id": ..., "pid": ...}``, and ``{"exit": pid, "code": ...}`` when
 that child ends. The child is a process of its own: its own descriptors, working directory,
 environment, session and ``sys.argv``; it runs the command as ``python`` would (``-m`` a
-module, ``-c`` code, a script, or the ``toolnexus`` entry point) and ends through the interpreter's own
-exit, so ``SystemExit`` codes, tracebacks and ``atexit`` work as they do in a new process.
-Standard library only until the preload, which imports what the commands use.
+module, ``-c`` code, a script, or the ``toolnexus`` entry point) and ends through the
+interpreter's own exit, so ``SystemExit`` codes, tracebacks and ``atexit`` work as they do in a
+new process. Standard library only until the preload, which imports what the commands use.
+
+It also listens on a Unix socket (its second argument) for ``launch.py``, the small program a
+command under test starts as its server over stdio: each launcher connects, sends the same
+request with its own three descriptors, and is answered ``{"pid": ...}``, then ``{"code": ...}``
+when the child ends. A launcher that goes away before its child ended (killed) takes the
+child with it: the child is sent SIGKILL, so killing the process a command started kills the
+server, as it would with a server started by ``python`` itself.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import gc
 import importlib
 import io
 import json
@@ -24,6 +34,7 @@ import sys
 import threading
 from typing import Any
 
+MAX_FDS = 3 + 8  # standard input, output and error, and up to 8 more (``pass_fds``)
 PRELOAD = (
     "anyio",
     "pydantic",
@@ -62,11 +73,16 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     """In the child: take the request's descriptors, place, environment and arguments."""
     if request["new_session"]:
         os.setsid()
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
+    # Standard input, output and error, then the descriptors passed at the numbers they had
+    # in the process that asked (``pass_fds``); moved out of the way first, so that placing
+    # one never closes another.
+    targets = [0, 1, 2, *request.get("pass_fds", ())]
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256) for fd in fds]
     for fd in fds:
-        if fd > 2:
-            os.close(fd)
+        os.close(fd)
+    for target, fd in zip(targets, moved, strict=True):
+        os.dup2(fd, target)  # (inheritable, as subprocess.Popen leaves pass_fds)
+        os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -102,14 +118,39 @@ def _run(request: dict[str, Any]) -> None:
         raise SystemExit(main())
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, listen_path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     if threading.active_count() != 1:  # a fork would copy a thread's locks mid-use
         raise RuntimeError(f"the preload started threads: {threading.enumerate()}")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(listen_path)
+    listener.bind(listen_path)
+    listener.listen(64)
+    launchers: dict[socket.socket, int] = {}  # a launcher's connection: its child (0: none yet)
+    launched: dict[int, socket.socket] = {}  # a launched child: its launcher's connection
+    gc.freeze()  # the preloaded objects: no collection in a child walks them
     sock.send(b'{"ready": true}')
+
+    def fork(request: dict[str, Any], fds: list[int]) -> int:
+        pid = os.fork()
+        if pid == 0:  # hold none of the connections: a launcher's end must be seen
+            for held in (sock, listener, *launchers):
+                held.close()
+            _become(request, fds)
+            _run(request)
+            raise SystemExit(0)
+        for fd in fds:
+            os.close(fd)
+        return pid
+
+    def drop(conn: socket.socket) -> None:
+        launchers.pop(conn, None)
+        conn.close()
+
     while True:
-        ready, _, _ = select.select([sock], [], [], 0.02)
+        ready, _, _ = select.select([sock, listener, *launchers], [], [], 0.02)
         while True:  # every child that ended
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -117,23 +158,43 @@ def serve(sock: socket.socket) -> None:
                 break
             if pid == 0:
                 break
-            sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
-        if not ready:
-            continue
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
-        if not message:  # the tests are over
-            return
-        request = json.loads(message)
-        pid = os.fork()
-        if pid == 0:
-            sock.close()
-            _become(request, fds)
-            _run(request)
-            raise SystemExit(0)
-        for fd in fds:
-            os.close(fd)
-        sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+            code = os.waitstatus_to_exitcode(status)
+            conn = launched.pop(pid, None)
+            if conn is None:
+                sock.send(json.dumps({"exit": pid, "code": code}).encode())
+            elif conn in launchers:
+                with contextlib.suppress(OSError):
+                    conn.send(json.dumps({"code": code}).encode())
+                drop(conn)
+        for one in ready:
+            if one is sock:
+                message, fds, _, _ = socket.recv_fds(sock, 1 << 20, MAX_FDS)
+                if not message:  # the tests are over
+                    return
+                request = json.loads(message)
+                pid = fork(request, fds)
+                sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+            elif one is listener:
+                conn, _ = listener.accept()
+                launchers[conn] = 0
+            elif one in launchers:
+                message, fds, _, _ = socket.recv_fds(one, 1 << 20, 3)
+                child = launchers[one]
+                if child:  # the launcher is gone (or spoke out of turn): so is its server
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(child, signal.SIGKILL)
+                    drop(one)
+                elif not message or len(fds) != 3:
+                    for fd in fds:
+                        os.close(fd)
+                    drop(one)
+                else:
+                    pid = fork(json.loads(message), fds)
+                    launchers[one] = pid
+                    launched[pid] = one
+                    with contextlib.suppress(OSError):  # a launcher killed at once: seen next round
+                        one.send(json.dumps({"pid": pid}).encode())
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2])
