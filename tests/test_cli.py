@@ -35,7 +35,8 @@ from toolnexus.cli import main
 
 PYTHON = sys.executable
 TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
-DEMO_SERVER = f"{shlex.quote(PYTHON)} -m toolnexus._demo_server"
+# The demo server, forked by the fork server when the command starts it (support/launch.py).
+DEMO_SERVER = forkserver.server_command([PYTHON, "-m", "toolnexus._demo_server"])
 SIGN_IN_URL = "https://auth.example.com/authorize?client_id=toolnexus-demo&scope=deploy"
 SUSPICIOUS_URL = "http://bob@xn--pple-43d.com/login"
 DEPLOYED_DEFAULTS = "Deployed to production with 3 replicas; the team is notified; note: routine deploy."

@@ -8,7 +8,6 @@ The sessions are real ``python -m toolnexus`` processes, started together by one
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,7 @@ from toolnexus.cli import main
 from toolnexus.cli._answers import defaults_answer
 from toolnexus.testing import form_request, url_request
 
-DEMO = ["--stdio", f"{shlex.quote(sys.executable)} -m toolnexus._demo_server"]
+DEMO = ["--stdio", forkserver.server_command([sys.executable, "-m", "toolnexus._demo_server"])]
 DEPLOY_PROMPT = "'Where should the demo service be deployed?'"
 
 

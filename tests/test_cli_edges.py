@@ -32,7 +32,8 @@ from support.http_process import http_server_process
 PYTHON = sys.executable
 TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
 TESTS = Path(__file__).resolve().parent
-EDGE = f"{shlex.quote(PYTHON)} {shlex.quote(str(TESTS / 'servers' / 'edge_server.py'))}"
+# The edge server, forked by the fork server when the command starts it (support/launch.py).
+EDGE = forkserver.server_command([PYTHON, str(TESTS / "servers" / "edge_server.py")])
 NPM_DIR = TESTS / ".npm"  # gitignored: where the reference server is installed
 ESCAPES = ("\x1b", "\u202e", "\x07")
 

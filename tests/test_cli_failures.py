@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import select
-import shlex
 import signal
 import socket
 import subprocess
@@ -136,11 +135,11 @@ class Reader:
 def run_one(run: Run, directory: Path) -> Run:
     directory.mkdir(parents=True, exist_ok=True)
     server = HttpEdgeServer() if run.transport == "http" else None
-    stdio = f"{shlex.quote(PYTHON)} {shlex.quote(EDGE)}"
+    stdio = forkserver.server_command([PYTHON, EDGE])  # a killed launcher takes its server along
     where = ["--url", server.url] if server is not None else ["--stdio", stdio]
     # The command names a stdio server by its command line, cut to 80 characters (as
     # cli._connection.shorten does), so the expected label depends on the clone's path.
-    command = f"{PYTHON} {EDGE}"
+    command = stdio
     command = command if len(command) <= 80 else command[:79] + "…"
     run.label = server.url if server is not None else f"the server `{command}`"
     mark = directory / "asked.mark"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
 from support.environment import environment
 from support.terminal import ANSI, Terminal, children, default_sigint
 
@@ -155,7 +156,7 @@ def test_stdout_to_a_file_keeps_the_questions_on_the_terminal(tmp_path: Path) ->
     """``toolnexus call ... > out.txt`` at a terminal: the questions are on the terminal
     (``/dev/tty``), the file holds the result alone."""
     result_file = tmp_path / "out.txt"
-    demo = f"{sys.executable} -m toolnexus._demo_server"
+    demo = forkserver.server_command([sys.executable, "-m", "toolnexus._demo_server"])
     with result_file.open("w") as out:
         term = Terminal(
             [sys.executable, "-m", "toolnexus", "call", "--stdio", demo, "deploy"],
@@ -193,7 +194,7 @@ def test_server_text_is_escaped_at_a_terminal(tmp_path: Path) -> None:
             "toolnexus",
             "call",
             "--stdio",
-            f"{sys.executable} {edge}",
+            forkserver.server_command([sys.executable, str(edge)]),
             "hostile_text",
             "--protocol",
             "legacy",
@@ -229,7 +230,7 @@ def test_a_question_at_the_terminal_is_withdrawn_when_the_server_dies(tmp_path: 
         "toolnexus",
         "call",
         "--stdio",
-        f"{sys.executable} {edge}",
+        forkserver.server_command([sys.executable, str(edge)]),
         "ask_legacy_way",
     ]
     term = Terminal([*argv, "--protocol", "legacy"], dict(os.environ, TERM="xterm-256color"), tmp_path)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support import forkserver
 
 CONFORMANCE_DIR = Path(__file__).resolve().parent / "conformance"
 sys.path.insert(0, str(CONFORMANCE_DIR))
@@ -110,7 +111,9 @@ def suite() -> conformance.Suite:
 
 
 def run_scenario(suite: conformance.Suite, scenario: str, version: str, out: Path) -> Run:
-    client = f"{shlex.quote(sys.executable)} {shlex.quote(str(CONFORMANCE_DIR / 'client.py'))}"
+    # The client forked by the fork server (support/launch.py): the suite starts a process of
+    # its own for each scenario, which then costs milliseconds of CPU, not a second.
+    client = forkserver.server_command([sys.executable, str(CONFORMANCE_DIR / "client.py")])
     argv = suite.command("client", "--command", client, "--scenario", scenario, "--spec-version", version)
     argv += ["--timeout", "60000", "-o", str(out)]
     env = dict(os.environ, NO_COLOR="1")
@@ -133,6 +136,7 @@ def run_scenario(suite: conformance.Suite, scenario: str, version: str, out: Pat
 def runs(suite: conformance.Suite, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Run]:
     """Every (scenario, era) of ``PASSING``, run a few at a time."""
     root = tmp_path_factory.mktemp("conformance")
+    forkserver.start()
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
             key: pool.submit(run_scenario, suite, *key, root / f"{key[0]}-{key[1]}") for key in PASSING

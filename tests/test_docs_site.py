@@ -34,7 +34,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from support.docs_site import ROOT, build_site
+from support.docs_site import ROOT
 
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
@@ -60,11 +60,6 @@ class _Page(HTMLParser):
             self.ids.add(str(values["name"]))
         if tag == "a" and values.get("href"):
             self.links.append(str(values["href"]))
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_site(tmp_path_factory.mktemp("site"))
 
 
 def _parse(path: Path) -> _Page:

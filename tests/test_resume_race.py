@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 from servers.counting_server import build_server
+from support import forkserver
 from toolnexus import Answer, durable
 from toolnexus.durable import Pending, SqliteStore
 
@@ -39,7 +40,10 @@ def test_two_resumes_at_once_run_the_tool_body_once(tmp_path: Path) -> None:
     path = tmp_path / "calls.db"
     counts = tmp_path / "runs"
     key = anyio.run(_park, path)
-    server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {counts}"
+    forkserver.start()  # the servers are forked by it (support/launch.py); the resumes are not
+    server = forkserver.server_command(
+        [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(counts)]
+    )
     argv = [sys.executable, "-m", "toolnexus", "resume", str(path), key, "--stdio", server]
     env = {**os.environ, "NO_COLOR": "1"}
     procs = [

@@ -85,7 +85,9 @@ class Workers:
 
     def start(self) -> None:
         self.started += 1
-        server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {self.count_file}"
+        server = forkserver.server_command(
+            [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(self.count_file)]
+        )
         with (self.tmp / f"worker-{self.started}.out").open("wb") as out:
             proc = forkserver.popen(
                 [
@@ -159,6 +161,14 @@ def wait_until_all_done(spec: str, count: int, timeout: float, workers: Workers)
             time.sleep(0.3)
 
 
+def ran(count_file: Path) -> int:
+    """How many tool bodies ran so far (their lines in the count file)."""
+    try:
+        return count_file.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
 def runs(count_file: Path) -> dict[int, list[int]]:
     """Each job's runs: the pids of the workers whose server ran it, in order."""
     by_job: dict[int, list[int]] = collections.defaultdict(list)
@@ -199,8 +209,12 @@ def test_workers_killed_at_random_lose_nothing_and_rerun_only_what_the_guarantee
     for _ in range(4):
         workers.start()
     recorders = record_from_other_processes(spec, keys)
-    for _ in range(KILLS):  # at random moments through the run, while calls remain
-        time.sleep(rng.uniform(0.5, 3.0))
+    # At random moments through the run, while calls remain: each kill when the tool bodies
+    # that ran reach a random count between 5 % and 90 % of the calls (however fast they go).
+    for threshold in sorted(rng.sample(range(CALLS // 20, CALLS * 9 // 10), KILLS)):
+        deadline = time.monotonic() + 300
+        while ran(workers.count_file) < threshold and time.monotonic() < deadline:
+            time.sleep(0.02)
         workers.kill_one(rng)
         workers.start()
     with open_store(spec, create=False, read_only=True) as store:
@@ -287,7 +301,9 @@ def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path)
     keys = park(spec, 3)
     for recorder in record_from_other_processes(spec, keys[:2], 1):
         assert recorder.wait(timeout=60) == 0
-    server = f"{sys.executable} {SERVER} --key {KEY.hex()} --count {tmp_path / 'runs'}"
+    server = forkserver.server_command(
+        [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(tmp_path / "runs")]
+    )
     done = subprocess.run(
         [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", server, "--once"],
         capture_output=True,

@@ -31,11 +31,16 @@ def _ask(n: int) -> Elicit[Go]:
     return Elicit(f"A word for job {n}?", Go)
 
 
+STARTED_BY = "TOOLNEXUS_TEST_STARTED_BY"
+
+
 def build_server(key: bytes, count_file: str | None, name: str = "counter") -> MCPServer:
     server = MCPServer(name, request_state_security=RequestStateSecurity(keys=[key], ttl=3600))
     # The worker that started this server, read now: once that worker is killed, the server
-    # (which may still run the call it was sent) belongs to init, and getppid() says 1.
-    worker = os.getppid()
+    # (which may still run the call it was sent) belongs to init, and getppid() says 1. A
+    # server forked for its worker by the tests' fork server is told who started it
+    # (support/launch.py), its own parent being the fork server.
+    worker = int(os.environ.get(STARTED_BY, os.getppid()))
 
     def count(line: str) -> None:
         if count_file is None:

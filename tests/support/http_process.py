@@ -20,6 +20,8 @@ from typing import IO
 
 import pytest
 
+from . import forkserver
+
 UP_WITHIN = 90
 """Seconds a server has to answer its health check (within a test's 120 s): a guard against one
 that hangs, not a speed check (a loaded machine took more than 30 s to start one)."""
@@ -37,8 +39,13 @@ def http_server_process(
     listener.listen(64)
     port = listener.getsockname()[1]
     with tempfile.TemporaryFile() as errlog:
-        proc = subprocess.Popen(
-            command(listener.fileno()),
+        argv = command(listener.fileno())
+        # This interpreter's servers are forked by the fork server (a second of CPU less each).
+        start: Callable[..., subprocess.Popen[bytes] | forkserver.Forked] = (
+            forkserver.popen if forkserver.handles(argv) else subprocess.Popen
+        )
+        proc = start(
+            argv,
             cwd=cwd,
             pass_fds=(listener.fileno(),),
             stdin=subprocess.DEVNULL,
@@ -60,7 +67,9 @@ def http_server_process(
                 proc.wait()
 
 
-def _wait_until_up(proc: subprocess.Popen[bytes], health_url: str, errlog: IO[bytes]) -> None:
+def _wait_until_up(
+    proc: subprocess.Popen[bytes] | forkserver.Forked, health_url: str, errlog: IO[bytes]
+) -> None:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
     deadline = time.monotonic() + UP_WITHIN
     while True:
