@@ -13,7 +13,7 @@ variants is the client's ``elicitation_callback``:
   runs in a worker thread.
 
 Every variant keeps its own connected client open. The method is built to resolve a few
-per cent on a loaded machine, where batch means move by ±10 to ±50 %:
+per cent on a loaded machine, where batch means moved by ±10 % and more from run to run:
 
 - each tool call is timed on its own, by the process's CPU time (``process_time_ns``:
   client and server share the process; other processes' load does not count, as it does
@@ -21,25 +21,33 @@ per cent on a loaded machine, where batch means move by ±10 to ±50 %:
 - the variants take turns call by call: a round is one call of each, the order rotating
   (and reversed every other cycle), so the calls compared are milliseconds apart and
   whatever the machine does to one it does to the other;
-- the overhead of a variant is the median, over the rounds, of its call's time over the
-  bare callback's call in the same round, minus one; its 95 % interval is the
-  distribution-free one of a median (binomial order statistics). A median of paired
-  ratios ignores the rounds a load spike hit and needs no quiet machine;
+- the overhead of a variant is the median, over rounds, of its call's time over the bare
+  callback's call in the same round, minus one, with the distribution-free 95 % interval
+  of a median (binomial order statistics);
+- the target's figure is read over the quietest quarter of the rounds: those whose pair of
+  calls took the least CPU in all (chosen by the sum, which favours neither call). Load
+  inflates the rest of a round trip more than the bridge's own work, so the ratio over
+  all rounds reads lower the busier the machine; the quietest rounds are the nearest to
+  an idle machine. Both figures are given;
 - the garbage collector is off while calls are timed and collects, untimed, every 50 rounds.
 
-A second, shorter phase (``--inside``) times the CPU spent inside the callback, ``bare``
-against ``bridge``, wrapped identically and paired the same way: what the bridge's own
-work costs in the middle of a round trip (caches cold), as opposed to a tight loop.
+Three phases per era: ``bare`` against ``bridge`` alone (``--rounds``, the target's
+figures); every variant (``--reference`` rounds, for reference); and the CPU spent inside
+the callback, ``bare`` and ``bridge`` wrapped alike (``--inside`` rounds): what the
+bridge's own work costs in the middle of a round trip, caches cold, as opposed to a tight
+loop.
 
 Both eras are measured: ``2026-07-28`` (the default ``mode="auto"``: the elicitation rides
 in an ``InputRequiredResult`` and the call is retried) and ``2025-11-25``
 (``mode="legacy"``: ``elicitation/create`` mid-call). Prints one JSON object, per era:
-``ns`` (median ns per call of each variant), ``overhead`` (``[estimate, low, high]`` of each
-variant against ``bare``), ``inside`` (median ns inside the callback, ``bare`` and
-``bridge``, and the median paired difference) and ``rounds``. ``--clock wall`` times by
-the wall clock instead.
+``rounds``, ``ns`` and ``quiet_ns`` (median ns per call of each variant, over all rounds
+and over the quietest quarter), ``overhead`` (``{"all": [estimate, low, high], "quiet":
+[...]}`` of ``bridge``), ``reference`` (the same for every variant) and ``inside`` (median
+ns inside the callback, ``bare`` and ``bridge``, and the median paired difference with its
+interval). ``--clock wall`` times by the wall clock instead.
 
-Run with the project's environment: ``python benchmarks/_roundtrip.py [--rounds N]``.
+Run with the project's environment: ``python benchmarks/_roundtrip.py [--rounds N]`` (3000 rounds:
+several minutes on a loaded 2-core machine).
 """
 
 from __future__ import annotations
