@@ -17,7 +17,10 @@ sample of each counting:
   upstream, which this guard cannot run, takes about 2.3x on the machine in
   docs/performance.md, so the guard trips just before the 0.45x target would be lost;
 - ``import toolnexus.mcp`` against ``import mcp_types``, fresh interpreters, at most 1.25x;
-- the round trip through ``elicitation_callback`` against a bare callback, at most 5 %;
+- the round trip through ``elicitation_callback`` against a bare callback, at most 5 %:
+  CPU per call, the two taking turns call by call, the median of the paired ratios over
+  the quietest quarter of the rounds; the guard fails when the low end of its 95 %
+  interval is above 5 % (``run.py`` passes the target only when the high end is under);
 - ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %
   (CPU time).
 
@@ -124,25 +127,25 @@ def test_import_within_a_quarter_of_mcp_types() -> None:
 
 
 @pytest.fixture(scope="module")
-def roundtrip() -> dict[str, dict[str, float]]:
-    result: dict[str, dict[str, float]] = anyio.run(measure, 15, 30)
+def roundtrip() -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = anyio.run(measure, 1500, "cpu", 500, 0)
     return result
 
 
 @pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
-@pytest.mark.parametrize(
-    "variant",
-    [
-        "bridge",
-        "bridge_novalidate",
-    ],
-)
+@pytest.mark.parametrize("variant", ["bridge", "bridge_novalidate"])
 def test_roundtrip_overhead_at_most_5_percent(
-    roundtrip: dict[str, dict[str, float]], era: str, variant: str
+    roundtrip: dict[str, dict[str, Any]], era: str, variant: str
 ) -> None:
-    times = roundtrip[era]
-    overhead = times[variant] / times["bare"] - 1
-    assert overhead <= 0.05, f"{variant}: {overhead:+.1%} over the bare callback ({times})"
+    # The defaults from their own phase (bare and bridge only), validate=False from the
+    # phase of every variant. The guard trips when the overhead is shown to be over 5 %:
+    # the low end of its 95 % interval (quietest quarter of the rounds) above 5 %.
+    t = roundtrip[era] if variant == "bridge" else roundtrip[era]["reference"]
+    estimate, low, high = t["overhead"][variant]["quiet"]
+    assert low <= 0.05, (
+        f"{variant}: {estimate:+.1%} ({low:+.1%} to {high:+.1%}) over the bare callback, "
+        f"CPU per call, quietest quarter of {t['rounds']} rounds"
+    )
 
 
 def test_durable_call_and_resume_within_10_percent_of_the_sdks_manual_loop() -> None:

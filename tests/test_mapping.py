@@ -332,6 +332,20 @@ def test_base36_matches_javascript_to_string_36() -> None:
     assert {n: _base36(n) for n in node} == node
 
 
+@pytest.mark.parametrize(
+    "ms",
+    [0, 1, 35, 36, 1295, 1296, 1297, 2591, 2592, 46655, 46656, 1_700_000_000_000, 1_798_000_001_295],
+)
+def test_id_time_is_base36_across_the_kept_digits(monkeypatch: pytest.MonkeyPatch, ms: int) -> None:
+    # The digits before the last two are kept from one id to the next: each moment, the
+    # ones before it and after it, in either order, write the time as JavaScript does.
+    for at in (ms, ms + 1, ms - 1 if ms else ms, ms):
+        monkeypatch.setattr(time, "time_ns", lambda at=at: at * 1_000_000 + 999_999)
+        m = ID_RE.fullmatch(new_request_id())
+        assert m is not None
+        assert m.group(1) == js_base36(at)
+
+
 def test_ids_are_unique_and_increasing_under_threads() -> None:
     per_thread, threads = 2000, 8
     results: list[list[str]] = [[] for _ in range(threads)]

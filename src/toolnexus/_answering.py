@@ -25,7 +25,7 @@ from mcp_types import ElicitResult
 
 from ._errors import ToolnexusError
 from ._mapping import answer_to_elicit_result
-from ._wire import AnswerLike, Request, as_answer
+from ._wire import Answer, AnswerLike, Request, as_answer
 from .forms import Form, FormError, read_form
 
 __all__ = [
@@ -118,14 +118,14 @@ def result_for(
     read; ``TypeError``/``ValueError`` when ``answer`` is not an answer or holds data an
     ``ElicitResult`` cannot carry, the message starting ``the answer to <id>``.
     """
-    where = f"the answer to {request.id}"
-    answer = as_answer(answer, where)
+    if type(answer) is not Answer:  # the message is written only for what is not an Answer
+        answer = as_answer(answer, f"the answer to {request.id}")
     if answer.ok and request.kind == "authorization":
         return ElicitResult(action="accept")  # URL mode: no content, whatever data holds
     try:
         result = answer_to_elicit_result(answer)
     except ValueError as err:  # data an ElicitResult cannot carry: the message names the keys
-        raise ValueError(f"{where}: {err}") from None
+        raise ValueError(f"the answer to {request.id}: {err}") from None
     if result.action != "accept" or not (validate or apply_defaults):
         return result
     if form is ...:

@@ -323,26 +323,29 @@ def elicitation_callback(
     is_async = is_async_callable(wait_for)
     cancel = ElicitResult(action="cancel")
 
+    check_or_fill = validate or apply_defaults
+
     async def resolve(request: Request) -> object:
-        if is_async:
-            return await wait_for(request)  # type: ignore[misc]
+        """A plain resolver's answer, from its pool thread."""
         result = await _POOL.run(wait_for, request)
         if inspect.isawaitable(result):  # a plain function that hands back a coroutine
             result = await result
         return result
 
-    async def answer(params: ElicitRequestParams, box: list[Request]) -> tuple[ElicitResult, Outcome]:
-        import anyio
+    ask = wait_for if is_async else resolve
 
+    async def answer(params: ElicitRequestParams, box: list[Request]) -> tuple[ElicitResult, Outcome]:
         try:
-            expires_at = None if seconds is None else utc_timestamp(seconds)
-            request = elicitation_to_request(params, expires_at=expires_at)
+            if seconds is None:
+                request = elicitation_to_request(params)
+            else:
+                request = elicitation_to_request(params, expires_at=utc_timestamp(seconds))
         except (TypeError, ValueError) as err:  # not from the SDK, which validates params
             logger.error("elicitation params the bridge cannot map (%s); cancel sent", err)
             return cancel, "error"
         box.append(request)
         form: Form | None = None
-        if validate or apply_defaults:
+        if check_or_fill:
             try:
                 form = form_of(request)
             except FormError as err:
@@ -359,10 +362,12 @@ def elicitation_callback(
             return cancel, "overloaded"
         try:
             if seconds is None:  # no deadline: no cancel scope to pay for
-                returned = await resolve(request)
+                returned = await ask(request)  # type: ignore[misc]
             else:
+                import anyio
+
                 with anyio.move_on_after(seconds) as deadline:
-                    returned = await resolve(request)
+                    returned = await ask(request)  # type: ignore[misc]
         except Exception:
             logger.exception("elicitation %s: the resolver raised; cancel sent", request.id)
             return cancel, "error"
@@ -373,7 +378,9 @@ def elicitation_callback(
             )
             return answer_to_elicit_result(Answer.expire(request)), "timeout"
         try:
-            given = as_answer(returned, f"the answer to {request.id}")
+            given = (
+                returned if type(returned) is Answer else as_answer(returned, f"the answer to {request.id}")
+            )
             sent = result_for(request, given, form=form, validate=validate, apply_defaults=apply_defaults)
         except AnswerProblemError as err:
             logger.warning(

@@ -63,9 +63,12 @@ def _locked_counter() -> Callable[[], int]:
 _gil_enabled: Callable[[], bool] = getattr(sys, "_is_gil_enabled", lambda: True)
 _next_seq: Callable[[], int] = itertools.count(1).__next__ if _gil_enabled() else _locked_counter()
 
-# The base-36 time changes once a millisecond: keep the last one and the id prefix written
-# for it, as one tuple, so that a thread never pairs one millisecond with another's prefix.
-_last_ms: tuple[int, str] = (-1, "")
+# Two base-36 digits for each of 0 .. 36**2 - 1: the last two of the time, which change from
+# one question to the next (questions are milliseconds apart), are looked up; the ones
+# before them change every 1.296 s and are kept, with their number, as one tuple, so that a
+# thread never pairs one time with another's digits.
+_PAIRS = tuple(a + b for a in _BASE36 for b in _BASE36)
+_high: tuple[int, str] = (-1, "")
 
 
 def new_request_id() -> str:
@@ -75,13 +78,15 @@ def new_request_id() -> str:
     sequence is per process and safe to use from many threads at once, so ids are unique
     within a process and their sequence numbers increase.
     """
-    global _last_ms
+    global _high
     seq = _next_seq()
-    ms = time.time_ns() // 1_000_000
-    last = _last_ms
-    if last[0] != ms:
-        last = _last_ms = (ms, f"elc-{_base36(ms)}-")
-    return f"{last[1]}{seq}"
+    high, low = divmod(time.time_ns() // 1_000_000, 1296)
+    if not high:  # before 1970-01-01T00:00:01.296Z: no leading zero
+        return f"elc-{_base36(low)}-{seq}"
+    kept = _high
+    if kept[0] != high:
+        kept = _high = (high, f"elc-{_base36(high)}")
+    return f"{kept[1]}{_PAIRS[low]}-{seq}"
 
 
 # --- elicitation -> Request ------------------------------------------------------------
