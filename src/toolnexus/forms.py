@@ -291,13 +291,15 @@ class Field:
         if kind == "string":
             if value.__class__ is not str and not isinstance(value, str):
                 return False
-            if self.min_length is not None or self.max_length is not None:
+            shortest, longest = self.min_length, self.max_length
+            if shortest is not None or longest is not None:
                 length = len(value)
-                if self.min_length is not None and length < self.min_length:
+                if shortest is not None and length < shortest:
                     return False
-                if self.max_length is not None and length > self.max_length:
+                if longest is not None and length > longest:
                     return False
-            return self.format is None or _FORMAT_CHECKS[self.format](value)
+            fmt = self.format
+            return fmt is None or _FORMAT_CHECKS[fmt](value)
         if kind == "choice":
             if value.__class__ is str:
                 values = self._values
@@ -678,11 +680,10 @@ class _Reading:
     ``$defs`` entry used many times is read once (each use still counts)."""
 
     __slots__ = ("room", "root", "shared")
-
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.root = root
-        self.room = MAX_FORM_CHOICES
-        self.shared: dict[tuple[object, ...], tuple[object, object, _ReadChoices]] = {}
+    root: Mapping[str, Any]
+    room: int
+    shared: dict[tuple[object, ...], tuple[object, object, _ReadChoices]]
+    # (written by read_form, which alone makes one: no __init__ to call for each form)
 
 
 def _too_many_choices() -> FormError:
@@ -757,7 +758,10 @@ def read_form(schema: object) -> Form:
     if description is not None and description.__class__ is not str:
         description = _text_of(schema, "description", "the schema")
     text = (len(title) if title else 0) + (len(description) if description else 0)
-    reading = _Reading(schema)
+    reading = _Reading()
+    reading.root = schema
+    reading.room = MAX_FORM_CHOICES
+    reading.shared = {}
     fields = []
     by_name: dict[str, Field] = {}
     for name, prop in properties.items():
