@@ -1113,14 +1113,12 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
     if kind == "number" or kind == "integer":
         values["type"] = kind
         low, high = node.get("minimum"), node.get("maximum")
-        if (
+        if not (  # the common case, whole-number bounds, taken as they are
             (low is None or (low.__class__ is int and -_FLOAT_MAX <= low <= _FLOAT_MAX))
             and (high is None or (high.__class__ is int and -_FLOAT_MAX <= high <= _FLOAT_MAX))
             and "exclusiveMinimum" not in node
             and "exclusiveMaximum" not in node
         ):
-            pass  # the common case: whole-number bounds
-        else:
             low, high, exclusive_low, exclusive_high = _read_bounds(node, name)
             if exclusive_low:
                 values["exclusive_minimum"] = True
