@@ -111,6 +111,19 @@ class Choice:
         values["title"] = title
 
 
+class _ChoiceValues:
+    """What ``Field._values`` is on the class: the values of the field's ``choices``, made
+    from them for a field that its constructor made ([`read_form`][toolnexus.forms.read_form]
+    writes them), and kept beside the attributes as the choice index is."""
+
+    __slots__ = ()
+
+    def __get__(self, field: Field, owner: object = None) -> tuple[Scalar, ...]:
+        values = tuple(choice.value for choice in field.choices)
+        field.__dict__["_values"] = values
+        return values
+
+
 @dataclass(frozen=True, init=False)
 class Field:
     """One field of a form, as [`read_form`][toolnexus.forms.read_form] read it.
@@ -166,6 +179,7 @@ class Field:
     """``maxItems`` of a multi-select."""
     unique_items: bool = False
     """``uniqueItems`` of a multi-select: a choice may not be picked twice."""
+    _values = _ChoiceValues()  # (not annotated: not a dataclass field)
 
     def __init__(
         self,
@@ -277,16 +291,20 @@ class Field:
         if kind == "string":
             if value.__class__ is not str and not isinstance(value, str):
                 return False
-            if self.min_length is not None or self.max_length is not None:
+            shortest, longest = self.min_length, self.max_length
+            if shortest is not None or longest is not None:
                 length = len(value)
-                if self.min_length is not None and length < self.min_length:
+                if shortest is not None and length < shortest:
                     return False
-                if self.max_length is not None and length > self.max_length:
+                if longest is not None and length > longest:
                     return False
-            return self.format is None or _FORMAT_CHECKS[self.format](value)
+            fmt = self.format
+            return fmt is None or _FORMAT_CHECKS[fmt](value)
         if kind == "choice":
-            if value.__class__ is str and len(self.choices) <= _SCAN:
-                return _listed(self.choices, value)
+            if value.__class__ is str:
+                values = self._values
+                if len(values) <= _SCAN:
+                    return value in values  # (a number or a boolean never equals a str)
             key = _choice_key(value)
             return key is not None and key in self._index()
         if kind == "integer" or kind == "number":
@@ -317,10 +335,10 @@ class Field:
             return False
         if self.max_items is not None and len(value) > self.max_items:
             return False
-        choices = self.choices
-        if len(choices) <= _SCAN:
+        values = self._values
+        if len(values) <= _SCAN:
             for item in value:
-                if item.__class__ is not str or not _listed(choices, item):
+                if item.__class__ is not str or item not in values:
                     return False
             return not self.unique_items or len(set(value)) == len(value)
         keys = self._index()
@@ -413,6 +431,38 @@ class Field:
         return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
+class _Choices:
+    """What ``Field.choices`` is on the class, under the dataclass's default ``()``.
+
+    [`read_form`][toolnexus.forms.read_form] keeps a field's choices as two tuples, their
+    values and their titles (``_values`` and ``_titles`` among its attributes): checking an
+    answer needs only the values, and a ``Choice`` costs more to make than the reading of
+    it. The ``Choice``s are made from them the first time ``choices`` is asked for (by a
+    user, or by the field's ``==``, ``hash`` and ``repr``) and kept as the attribute then,
+    which is what the constructor writes at once: the same values either way, never
+    changed once seen. A field made by its constructor has no ``_titles``: its ``choices``
+    is its own, or this default."""
+
+    __slots__ = ()
+
+    def __get__(self, field: Field | None, owner: object = None) -> tuple[Choice, ...]:
+        if field is None:
+            return ()
+        values = field.__dict__
+        titles = values.get("_titles")
+        if titles is None:
+            return ()
+        choices = tuple(map(Choice, values["_values"], titles))
+        values["choices"] = choices
+        return choices
+
+
+# Set on the class once the dataclass is made, so that its default (dataclasses.fields,
+# Field.choices) stays the empty tuple. A non-data descriptor: once written, the attribute
+# is read from the instance.
+setattr(Field, "choices", _Choices())  # noqa: B010 (mypy would refuse the assignment)
+
+
 @dataclass(frozen=True, init=False)
 class Form:
     """A form: its fields in the schema's order, read by [`read_form`][toolnexus.forms.read_form]."""
@@ -439,20 +489,6 @@ class Form:
         values["title"] = title
         values["description"] = description
         values["_by_name"] = by_name
-
-    @staticmethod
-    def _read(
-        fields: tuple[Field, ...], title: str | None, description: str | None, by_name: dict[str, Field]
-    ) -> Form:
-        # How read_form makes a Form: the same as the constructor, with the fields by name
-        # already made while they were read (read_form checks that no name repeats).
-        form = _new(Form)
-        values = form.__dict__
-        values["fields"] = fields
-        values["title"] = title
-        values["description"] = description
-        values["_by_name"] = by_name
-        return form
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -520,15 +556,11 @@ _MISSING: Any = object()
 _SCAN = 8  # up to this many choices, a look through them beats making an index
 
 
-def _listed(choices: tuple[Choice, ...], text: str) -> bool:
-    """Whether ``text`` (a ``str``) is the value of one of ``choices`` (a number or a
-    boolean never equals a ``str``)."""
-    for choice in choices:  # noqa: SIM110 (a loop: no generator made for each answer)
-        if choice.value == text:
-            return True
-    return False
-
-
+# How read_form makes a Field or a Form without calling its constructor: the object, whose
+# attributes it then writes as the constructor would (only those of a Field that are not
+# its defaults). A constructor call, with its twenty comparisons for a Field, costs about
+# as much as reading the field. It is the one other way they are made; Choices are made by
+# their constructor only (see _Choices).
 _new = object.__new__
 
 
@@ -637,17 +669,21 @@ _ITEMS = " 'items'"
 _ONLY_TEXT = {str}
 
 
+# Choices as a reading keeps them: their values, their titles, and the characters of text
+# they hold (see ``_Choices``).
+_ReadChoices: TypeAlias = tuple[tuple[Scalar, ...], tuple[str, ...], int]
+
+
 class _Reading:
     """One reading of a schema: the schema (for its ``$defs``), how many more choices the
     form may offer, and the choices already read, by the list they came from, so that a
     ``$defs`` entry used many times is read once (each use still counts)."""
 
     __slots__ = ("room", "root", "shared")
-
-    def __init__(self, root: Mapping[str, Any]) -> None:
-        self.root = root
-        self.room = MAX_FORM_CHOICES
-        self.shared: dict[tuple[object, ...], tuple[object, object, tuple[tuple[Choice, ...], int]]] = {}
+    root: Mapping[str, Any]
+    room: int
+    shared: dict[tuple[object, ...], tuple[object, object, _ReadChoices]]
+    # (written by read_form, which alone makes one: no __init__ to call for each form)
 
 
 def _too_many_choices() -> FormError:
@@ -722,24 +758,21 @@ def read_form(schema: object) -> Form:
     if description is not None and description.__class__ is not str:
         description = _text_of(schema, "description", "the schema")
     text = (len(title) if title else 0) + (len(description) if description else 0)
-    reading = _Reading(schema)
+    reading = _Reading()
+    reading.root = schema
+    reading.room = MAX_FORM_CHOICES
+    reading.shared = {}
     fields = []
     by_name: dict[str, Field] = {}
     for name, prop in properties.items():
         if name.__class__ is not str and not isinstance(name, str):
             raise FormError(f"the schema's 'properties' has a key that is {_json_type(name)}, not a name")
+        # (_read_field counts the choices the field offers against reading.room)
         field, size = _read_field(name, prop, name in names, reading)
         fields.append(field)
         by_name[name] = field
         # What the field holds, counted as produced: a $ref's target once for each use.
         text += size
-        choices = field.choices
-        if choices:
-            reading.room -= len(choices)
-            if field.default.__class__ is list:
-                reading.room -= len(field.default)
-            if reading.room < 0:
-                raise _too_many_choices()
         if text > MAX_TEXT:
             raise FormError(
                 f"the schema holds more than {MAX_TEXT:,} characters of text in all (a '$ref' counts "
@@ -747,7 +780,15 @@ def read_form(schema: object) -> Form:
             )
     if len(by_name) != len(fields):
         raise FormError("Form: two fields have the same name")
-    return Form._read(tuple(fields), title, description, by_name)
+    # The form is made here rather than by Form(...) (see _new): the same attributes, with
+    # the fields by name already made while they were read.
+    form = _new(Form)
+    values = form.__dict__
+    values["fields"] = tuple(fields)
+    values["title"] = title
+    values["description"] = description
+    values["_by_name"] = by_name
+    return form
 
 
 def _required(required: object, properties: Mapping[str, Any]) -> frozenset[str]:
@@ -938,18 +979,34 @@ def _is_const_list(branches: object) -> bool:
     )
 
 
+# A single-select with none of these, whose ``oneOf`` ``_read_titled`` reads, is read
+# without taking anything apart or refusing anything (what the long way would do with it).
+_TITLED_SKIP = _FIELD_REFUSED | {"$ref", "allOf", "anyOf", "enum", "const", "properties"}
+
+
 def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> tuple[Field, int]:
     """The field ``name``, and the characters of text it holds (see ``MAX_TEXT``)."""
     if prop.__class__ is not dict and not isinstance(prop, Mapping):
         raise FormError(f"{_where(name)} must be a schema object, not {_json_type(prop)}")
     kind: Any = prop.get("type")
     nullable = shared = False
+    read: _ReadChoices | None = None
     if kind.__class__ is str and _PLAIN_SKIP.isdisjoint(prop):
         # The common case, in one look: nothing to take apart, to refuse or to choose from.
         node = prop
         choosing = False
         if kind == "object":
             raise FormError(f"{_where(name)}: a nested object ('properties') is not a field of a form")
+    elif (
+        "oneOf" in prop
+        and _TITLED_SKIP.isdisjoint(prop)
+        and reading.room >= MAX_CHOICES
+        and (read := _read_titled(prop, "oneOf")) is not None
+    ):
+        # The common single-select, its choices read in one pass: nothing to take apart
+        # (a choice is never the null branch of a union) or to refuse.
+        node = prop
+        choosing = True
     else:
         if isinstance(kind, list) or "$ref" in prop or "allOf" in prop or _null_union_possible(prop):
             node, nullable, shared = _unwrap(prop, name, reading.root)
@@ -972,34 +1029,44 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         if description.__class__ is not str and not isinstance(description, str):
             raise FormError(f"{_where(name)}: 'description' must be a string, not {_json_type(description)}")
         size += len(description)
+    # The field is made here rather than by Field(...) (see _new): its attributes are
+    # written below as its constructor writes them, only those that are not the defaults.
+    field = _new(Field)
+    values = field.__dict__
+    values["name"] = name
+    if required:
+        values["required"] = True
+    if title is not None:
+        values["title"] = title
+    if description is not None:
+        values["description"] = description
+    if nullable:
+        values["nullable"] = True
     if kind == "string" and not choosing:
+        values["type"] = "string"
         pattern = node.get("pattern")
         if pattern is not None:
             if pattern.__class__ is not str and not isinstance(pattern, str):
                 raise FormError(f"{_where(name)}: 'pattern' must be a string, not {_json_type(pattern)}")
             size += len(pattern)
+            values["pattern"] = pattern
         fmt = node.get("format")
-        if fmt is not None and (fmt.__class__ is not str or fmt not in FORMATS):
-            fmt = None  # another format is an annotation
+        if fmt is not None and fmt.__class__ is str and fmt in FORMATS:
+            values["format"] = fmt  # another format is an annotation
         min_length = node.get("minLength")
-        if min_length is not None and (min_length.__class__ is not int or not 0 <= min_length <= MAX_COUNT):
-            min_length = _count(node, "minLength", name)
+        if min_length is not None:
+            if min_length.__class__ is not int or not 0 <= min_length <= MAX_COUNT:
+                min_length = _count(node, "minLength", name)
+            values["min_length"] = min_length
         max_length = node.get("maxLength")
-        if max_length is not None and (max_length.__class__ is not int or not 0 <= max_length <= MAX_COUNT):
-            max_length = _count(node, "maxLength", name)
+        if max_length is not None:
+            if max_length.__class__ is not int or not 0 <= max_length <= MAX_COUNT:
+                max_length = _count(node, "maxLength", name)
+            values["max_length"] = max_length
         if "default" in node:
-            default, has_default = _default(node, name, "string", nullable)
+            default = _default(node, name, "string", nullable, values)
             if default is not None:
                 size += len(default)
-            field = Field(
-                name, "string", required, title, description, default, has_default, nullable, (),
-                min_length, max_length, fmt, pattern,
-            )  # fmt: skip
-        else:
-            field = Field(
-                name, "string", required, title, description, None, False, nullable, (),
-                min_length, max_length, fmt, pattern,
-            )  # fmt: skip
         return field, size
     if kind == "array":
         if choosing:
@@ -1007,65 +1074,68 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
                 f"{_where(name)}: an array's own 'enum', 'const', 'oneOf' or 'anyOf' is not read; "
                 "its choices go in 'items'"
             )
-        choices, choices_size, pattern, min_items, max_items, unique = _read_multi(
-            node, name, reading, shared
-        )
-        default, has_default = (
-            _default(node, name, "choices", nullable) if "default" in node else (None, False)
-        )
-        if pattern is not None:
-            size += len(pattern)
-        if default is not None:
-            size += sum(map(len, default))
-        field = Field(
-            name, "choices", required, title, description, default, has_default, nullable, choices,
-            None, None, None, pattern, None, None, False, False, min_items, max_items, unique,
-        )  # fmt: skip
-        return field, size + choices_size
+        values["type"] = "choices"
+        count, read_size = _read_multi(node, name, reading, shared, values)
+        if "default" in node:
+            default = _default(node, name, "choices", nullable, values)
+            if default is not None:
+                read_size += sum(map(len, default))
+                count += len(default)
+        reading.room -= count
+        if reading.room < 0:
+            raise _too_many_choices()
+        return field, size + read_size
     if choosing:
         if kind is not None and kind not in ("string", "number", "integer", "boolean"):
             raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} does not fit a choice")
-        if not shared and reading.room >= MAX_CHOICES:  # room for any list: as _read_choices does
-            choices, choices_size = _read_choices_anew(node, name, "", multi=False)
-        else:
-            choices, choices_size = _read_choices(node, name, "", reading, shared, multi=False)
+        values["type"] = "choice"
+        if read is None:
+            if not shared and reading.room >= MAX_CHOICES:  # room for any list: as _read_choices does
+                read = _read_choices_anew(node, name, "", False)
+            else:
+                read = _read_choices(node, name, "", reading, shared, False)
         pattern = node.get("pattern")
         if pattern is not None:
             if pattern.__class__ is not str and not isinstance(pattern, str):
                 raise FormError(f"{_where(name)}: 'pattern' must be a string, not {_json_type(pattern)}")
             size += len(pattern)
-        default, has_default = (
-            _default(node, name, "choice", nullable) if "default" in node else (None, False)
-        )
-        if default.__class__ is str:
-            size += len(default)
-        field = Field(
-            name, "choice", required, title, description, default, has_default, nullable, choices,
-            None, None, None, pattern,
-        )  # fmt: skip
-        return field, size + choices_size
+            values["pattern"] = pattern
+        choice_values, values["_titles"], read_size = read
+        values["_values"] = choice_values
+        if "default" in node:
+            default = _default(node, name, "choice", nullable, values)
+            if default.__class__ is str:
+                size += len(default)
+        reading.room -= len(choice_values)
+        if reading.room < 0:
+            raise _too_many_choices()
+        return field, size + read_size
     if kind == "number" or kind == "integer":
+        values["type"] = kind
         low, high = node.get("minimum"), node.get("maximum")
-        if (
+        if not (  # the common case, whole-number bounds, taken as they are
             (low is None or (low.__class__ is int and -_FLOAT_MAX <= low <= _FLOAT_MAX))
             and (high is None or (high.__class__ is int and -_FLOAT_MAX <= high <= _FLOAT_MAX))
             and "exclusiveMinimum" not in node
             and "exclusiveMaximum" not in node
         ):
-            exclusive_low = exclusive_high = False  # the common case: whole-number bounds
-        else:
             low, high, exclusive_low, exclusive_high = _read_bounds(node, name)
-        default, has_default = _default(node, name, kind, nullable) if "default" in node else (None, False)
-        field = Field(
-            name, kind, required, title, description, default, has_default, nullable, (),
-            None, None, None, None, low, high, exclusive_low, exclusive_high,
-        )  # fmt: skip
+            if exclusive_low:
+                values["exclusive_minimum"] = True
+            if exclusive_high:
+                values["exclusive_maximum"] = True
+        if low is not None:
+            values["minimum"] = low
+        if high is not None:
+            values["maximum"] = high
+        if "default" in node:
+            _default(node, name, kind, nullable, values)
         return field, size
     if kind == "boolean":
-        default, has_default = (
-            _default(node, name, "boolean", nullable) if "default" in node else (None, False)
-        )
-        return Field(name, "boolean", required, title, description, default, has_default, nullable), size
+        values["type"] = "boolean"
+        if "default" in node:
+            _default(node, name, "boolean", nullable, values)
+        return field, size
     if kind is None:
         raise FormError(f"{_where(name)} has no 'type' and no choices: it does not say what it asks for")
     raise FormError(f"{_where(name)}: 'type' {_json_type(kind, show=True)} is not a field of a form")
@@ -1100,8 +1170,10 @@ def _read_bounds(
 
 
 def _read_multi(
-    node: Mapping[str, Any], name: str, reading: _Reading, shared: bool
-) -> tuple[tuple[Choice, ...], int, str | None, int | None, int | None, bool]:
+    node: Mapping[str, Any], name: str, reading: _Reading, shared: bool, values: dict[str, Any]
+) -> tuple[int, int]:
+    """A multi-select's choices, ``pattern`` and counts, written into the field's attributes
+    ``values``; the number of choices and the characters of text they and the pattern hold."""
     items = node.get("items")
     if items.__class__ is not dict and not isinstance(items, Mapping):
         raise FormError(
@@ -1124,27 +1196,37 @@ def _read_multi(
             f"{_where(name)}: a list of free text is not in the subset; 'items' must offer choices"
         )
     if not shared and reading.room >= MAX_CHOICES:  # room for any list: as _read_choices does
-        choices, size = _read_choices_anew(items, name, _ITEMS, multi=True)
+        choice_values, values["_titles"], size = _read_choices_anew(items, name, _ITEMS, True)
     else:
-        choices, size = _read_choices(items, name, _ITEMS, reading, shared, multi=True)
+        choice_values, values["_titles"], size = _read_choices(items, name, _ITEMS, reading, shared, True)
+    values["_values"] = choice_values
     pattern = items.get("pattern")
-    if pattern is not None and not isinstance(pattern, str):
-        raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise FormError(f"{_where(name, _ITEMS)}: 'pattern' must be a string, not {_json_type(pattern)}")
+        values["pattern"] = pattern
+        size += len(pattern)
     unique = node.get("uniqueItems", False)
-    if unique is not False and unique is not True:
-        raise FormError(f"{_where(name)}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
+    if unique is not False:
+        if unique is not True:
+            raise FormError(f"{_where(name)}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
+        values["unique_items"] = True
     min_items = node.get("minItems")
-    if min_items is not None and (min_items.__class__ is not int or not 0 <= min_items <= MAX_COUNT):
-        min_items = _count(node, "minItems", name)
+    if min_items is not None:
+        if min_items.__class__ is not int or not 0 <= min_items <= MAX_COUNT:
+            min_items = _count(node, "minItems", name)
+        values["min_items"] = min_items
     max_items = node.get("maxItems")
-    if max_items is not None and (max_items.__class__ is not int or not 0 <= max_items <= MAX_COUNT):
-        max_items = _count(node, "maxItems", name)
-    return choices, size, pattern, min_items, max_items, unique
+    if max_items is not None:
+        if max_items.__class__ is not int or not 0 <= max_items <= MAX_COUNT:
+            max_items = _count(node, "maxItems", name)
+        values["max_items"] = max_items
+    return len(choice_values), size
 
 
 def _read_choices(
-    node: Mapping[str, Any], name: str, part: str, reading: _Reading, shared: bool, *, multi: bool
-) -> tuple[tuple[Choice, ...], int]:
+    node: Mapping[str, Any], name: str, part: str, reading: _Reading, shared: bool, multi: bool
+) -> _ReadChoices:
     """The choices of ``enum`` (with ``enumNames``), ``oneOf``/``anyOf`` of ``const`` or a
     lone ``const``, less those the node's own ``type``, lengths, ``format`` or bounds rule
     out; and the characters of text they hold (values and titles).
@@ -1153,14 +1235,14 @@ def _read_choices(
     ``$defs`` entry through another ``$ref``: ``shared``), read the same way, shares that
     reading. A list longer than what the form may still offer is refused before it is read."""
     if not shared and reading.room >= MAX_CHOICES:
-        return _read_choices_anew(node, name, part, multi=multi)  # the common case: room for any list
+        return _read_choices_anew(node, name, part, multi)  # the common case: room for any list
     listed = node.get("enum")
     if listed is None:
         listed = node.get("oneOf")
         if listed is None:
             listed = node.get("anyOf")
     if listed.__class__ is not list or len(listed) > MAX_CHOICES:
-        return _read_choices_anew(node, name, part, multi=multi)  # one choice, or an error
+        return _read_choices_anew(node, name, part, multi)  # one choice, or an error
     if len(listed) > reading.room:
         raise _too_many_choices()
     kind = node.get("type")
@@ -1170,20 +1252,18 @@ def _read_choices(
         or not (kind is None or kind.__class__ is str)
         or not _VALUE_LIMITS.isdisjoint(node)
     ):
-        return _read_choices_anew(node, name, part, multi=multi)
+        return _read_choices_anew(node, name, part, multi)
     names = node.get("enumNames")
     key = (id(listed), id(names), kind, multi)
     found = reading.shared.get(key)
     if found is not None and found[0] is listed and found[1] is names:
         return found[2]
-    read = _read_choices_anew(node, name, part, multi=multi)
+    read = _read_choices_anew(node, name, part, multi)
     reading.shared[key] = (listed, names, read)  # the lists kept: their ids stay theirs
     return read
 
 
-def _read_choices_anew(
-    node: Mapping[str, Any], name: str, part: str, *, multi: bool
-) -> tuple[tuple[Choice, ...], int]:
+def _read_choices_anew(node: Mapping[str, Any], name: str, part: str, multi: bool) -> _ReadChoices:
     if "enum" in node and "oneOf" not in node and "anyOf" not in node and "const" not in node:
         key = "enum"
         values = node["enum"]
@@ -1193,11 +1273,15 @@ def _read_choices_anew(
             and node.get("type", "string") == "string"
             and "enumNames" not in node
             and _VALUE_LIMITS.isdisjoint(node)
-            and set(map(type, values)) == _ONLY_TEXT
-            and len(set(values)) == len(values)
         ):
-            # The common case, a plain list of distinct strings: each is its own title.
-            return tuple(map(Choice, values, values)), 2 * sum(map(len, values))
+            for value in values:  # (a loop: quicker than a set of their types, short or long)
+                if value.__class__ is not str:
+                    break  # a number, null, a str of a subclass...: read the long way
+            else:
+                if len(set(values)) == len(values):
+                    # The common case, a plain list of distinct strings: each is its own title.
+                    listed = tuple(values)
+                    return listed, listed, 2 * sum(map(len, values))
     elif "oneOf" in node and "enum" not in node and "anyOf" not in node and "const" not in node:
         key = "oneOf"
         read = _read_titled(node, "oneOf")
@@ -1243,7 +1327,8 @@ def _read_choices_anew(
         raise FormError(f"{_where(name, part)}: '{key}' offers no choice")
     kind = node.get("type")
     allowed = None if _VALUE_LIMITS.isdisjoint(node) else _value_check(node, name, part)
-    choices: list[Choice] = []
+    choices: list[Scalar] = []
+    titles: list[str] = []
     seen: set[object] = set()
     size = 0
     for value, title in entries:
@@ -1255,12 +1340,13 @@ def _read_choices_anew(
                 continue  # of another type than the field's: never a valid answer
             if allowed is None or allowed(value):
                 text = value if value.__class__ is str else str(value)
+                choices.append(value)
                 if isinstance(title, str):
                     size += len(title) + len(text)
-                    choices.append(Choice(value, title))
+                    titles.append(title)
                 else:
                     size += len(text) + len(text)
-                    choices.append(Choice(value, text))
+                    titles.append(text)
             continue
         if multi:
             raise FormError(
@@ -1280,13 +1366,14 @@ def _read_choices_anew(
         if allowed is None or allowed(value):
             text = title if isinstance(title, str) else _text(value)
             size += len(text)
-            choices.append(Choice(value, text))  # type: ignore[arg-type]
+            choices.append(value)  # type: ignore[arg-type]
+            titles.append(text)
     if not choices:
         raise FormError(f"{_where(name, part)}: '{key}' offers no choice that its own constraints allow")
-    return tuple(choices), size
+    return tuple(choices), tuple(titles), size
 
 
-def _read_titled(node: Mapping[str, Any], key: str) -> tuple[tuple[Choice, ...], int] | None:
+def _read_titled(node: Mapping[str, Any], key: str) -> _ReadChoices | None:
     """The common case of ``oneOf``/``anyOf`` choices, read the way ``_read_choices_anew``
     reads them: distinct strings, each in an object of ``const`` and a string ``title`` (or
     none), on a field of no ``type`` or ``"string"`` and no limit on its values. ``None``
@@ -1297,26 +1384,26 @@ def _read_titled(node: Mapping[str, Any], key: str) -> tuple[tuple[Choice, ...],
     kind = node.get("type")
     if not (kind is None or kind == "string") or not _VALUE_LIMITS.isdisjoint(node):
         return None
-    choices: list[Choice] = []
-    seen: set[str] = set()
+    choices: list[str] = []
+    titles: list[str] = []
     size = 0
     for branch in branches:
         if branch.__class__ is not dict or not _BRANCH_REFUSED.isdisjoint(branch):
             return None
         value = branch.get("const", _MISSING)
         title = branch.get("title")
-        if value.__class__ is not str or value in seen:
+        if value.__class__ is not str:
             return None
-        seen.add(value)
         if title is None:
-            size += len(value) + len(value)
-            choices.append(Choice(value, value))
-        elif title.__class__ is str:
-            size += len(title) + len(value)
-            choices.append(Choice(value, title))
-        else:
+            title = value
+        elif title.__class__ is not str:
             return None
-    return tuple(choices), size
+        size += len(title) + len(value)
+        choices.append(value)
+        titles.append(title)
+    if len(set(choices)) != len(choices):
+        return None  # the same choice twice: refused the long way
+    return tuple(choices), tuple(titles), size
 
 
 def _refuse_in_branch(branch: Mapping[str, Any], key: str, where: str) -> None:
@@ -1382,14 +1469,23 @@ def _enum_entries(node: Mapping[str, Any], name: str, part: str) -> list[tuple[o
     )
 
 
-def _default(node: Mapping[str, Any], name: str, kind: FieldType, nullable: bool) -> tuple[Any, bool]:
-    """The schema's ``default`` and whether there is one, checked to be of the field's JSON type."""
+def _default(
+    node: Mapping[str, Any], name: str, kind: FieldType, nullable: bool, values: dict[str, Any]
+) -> Any:
+    """The schema's ``default``, checked to be of the field's JSON type, written into the
+    field's attributes ``values`` with ``has_default``; ``None`` when it is ``null``."""
     default = node["default"]
     if default is None:
-        return None, nullable  # on a field that is not nullable, "= None" in a model: no default
+        if nullable:  # (on a field that is not nullable, "= None" in a model: no default)
+            values["has_default"] = True
+        return None
     if not _default_fits(kind, default):
         raise FormError(f"{_where(name)}: 'default' must be {_TYPE_WORDS[kind]}, not {_json_type(default)}")
-    return (list(default) if kind == "choices" else default), True
+    if kind == "choices":
+        default = list(default)
+    values["default"] = default
+    values["has_default"] = True
+    return default
 
 
 def _default_fits(kind: FieldType, value: object) -> bool:
