@@ -15,11 +15,12 @@ asking, then the retry with the answer.
 - ``durable_json``: the same, with the ``Pending`` sent through ``to_dict``, ``json.dumps``,
   ``json.loads`` and ``Pending.from_dict`` between the two, as a store does.
 
-Batches of ``--calls`` exchanges are timed in alternation (the order rotating from one round
-to the next), with the garbage collector off during a batch; the best batch mean counts, by
-the wall clock and by the process's CPU time. The tool is an ``async def`` (no worker
-thread), so the CPU time is the work of the exchange, client and server, whatever else the
-machine runs; the ratio is read from it.
+Each exchange is timed on its own by the process's CPU time (client and server share the
+process; the tool is an ``async def``, no worker thread), one exchange of each variant a
+round, the order rotating (``_paired.py``), with the garbage collector off but between every
+50 rounds. A variant's overhead over ``sdk`` is the median of the paired ratios, with its 95 %
+interval, over all rounds and over the quietest quarter (the target's figure): batch means,
+which this benchmark used before, moved by ±10 % from run to run.
 
 The store. Operations per second, each timed over ``--ops`` operations, best of
 ``--rounds``, on a fresh file in a temporary directory (WAL, ``synchronous=NORMAL``, as the
@@ -28,7 +29,7 @@ of it; and, as the baseline, a raw ``sqlite3`` ``INSERT`` of the same ``Pending`
 (already serialised) into a table of the same shape, on a connection set up the same way.
 
 Prints one JSON object. Run with the project's environment:
-``python benchmarks/_durable.py [--rounds N] [--calls N] [--ops N]``.
+``python benchmarks/_durable.py [--rounds N] [--store-rounds N] [--ops N]``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import argparse
 import gc
 import json
 import sqlite3
+import statistics
+import sys
 import tempfile
 import time
 from contextlib import AsyncExitStack
@@ -51,8 +54,14 @@ from pydantic import BaseModel, Field
 
 from toolnexus import Answer, Request, durable
 
+# Run with -I, which leaves the script's folder off the path: put it back, for _paired.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _paired import orders, overhead, quiet_rounds
+
 CONTENT: dict[str, Any] = {"environment": "staging", "replicas": 3, "notify": True, "note": "routine deploy"}
 VARIANTS = ("sdk", "floor", "durable", "durable_json")
+GC_EVERY = 50  # rounds between (untimed) collections
+WARM_UP = 30  # untimed exchanges per client first
 
 
 class DeployForm(BaseModel):  # no docstring: pydantic would send it as the schema's description
@@ -126,37 +135,43 @@ async def with_durable_json(client: Client) -> None:
 EXCHANGES = {"sdk": sdk, "floor": floor, "durable": with_durable, "durable_json": with_durable_json}
 
 
-async def measure_exchange(rounds: int, calls: int) -> dict[str, dict[str, float]]:
-    """Best mean ns per exchange of each variant: ``"wall"`` (``perf_counter``) and ``"cpu"``
-    (``process_time``, the process's CPU time, which a busy machine's other processes do not
-    inflate)."""
+async def measure_exchange(rounds: int) -> dict[str, Any]:
+    """CPU ns of each exchange of ``rounds`` rounds, one exchange of each variant a round (the
+    order rotating), and each variant's overhead over the SDK's loop: the median of the
+    paired ratios with its 95 % interval, over all rounds and the quietest quarter."""
     server = build_server()
-    best = {clock: dict.fromkeys(VARIANTS, float("inf")) for clock in ("wall", "cpu")}
+    times: dict[str, list[int]] = {name: [] for name in VARIANTS}
+    now = time.process_time_ns
     async with AsyncExitStack() as stack:
         clients: dict[str, Client] = {}
         for name in VARIANTS:
             client = await stack.enter_async_context(Client(server, elicitation_callback=durable.park_only))
             if client.protocol_version != "2026-07-28":
                 raise SystemExit(f"{name}: negotiated {client.protocol_version}, not 2026-07-28")
-            for _ in range(max(3, calls // 10)):  # warm up: first-use imports, caches
+            for _ in range(WARM_UP):  # first-use imports, caches
                 await EXCHANGES[name](client)
             clients[name] = client
-        for r in range(rounds):
-            order = VARIANTS[r % len(VARIANTS) :] + VARIANTS[: r % len(VARIANTS)]
-            for name in order:
-                exchange, client = EXCHANGES[name], clients[name]
-                gc.collect()
-                gc.disable()
-                try:
-                    start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
-                    for _ in range(calls):
-                        await exchange(client)
-                    elapsed, cpu = time.perf_counter_ns() - start, time.process_time_ns() - start_cpu
-                finally:
-                    gc.enable()
-                best["wall"][name] = min(best["wall"][name], elapsed / calls)
-                best["cpu"][name] = min(best["cpu"][name], cpu / calls)
-    return best
+        gc.collect()
+        gc.disable()
+        try:
+            for r, order in enumerate(orders(VARIANTS, rounds)):
+                if r and r % GC_EVERY == 0:
+                    gc.collect()
+                for name in order:
+                    start = now()
+                    await EXCHANGES[name](clients[name])
+                    times[name].append(now() - start)
+        finally:
+            gc.enable()
+    sdk_times = times["sdk"]
+    return {
+        "rounds": rounds,
+        "ns": {name: statistics.median(t) for name, t in times.items()},
+        "quiet_ns": {
+            name: statistics.median([t[r] for r in quiet_rounds(t, sdk_times)]) for name, t in times.items()
+        },
+        "overhead": {name: overhead(t, sdk_times) for name, t in times.items() if name != "sdk"},
+    }
 
 
 # --- the store -----------------------------------------------------------------------------
@@ -216,12 +231,12 @@ def measure_store(rounds: int, ops: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=600, help="rounds of one exchange per variant")
+    parser.add_argument("--store-rounds", type=int, default=5, help="timed runs of each store operation")
     parser.add_argument("--ops", type=int, default=300)
     args = parser.parse_args()
-    exchange = anyio.run(measure_exchange, args.rounds, args.calls)
-    store = measure_store(max(3, args.rounds // 6), args.ops)
+    exchange = anyio.run(measure_exchange, args.rounds)
+    store = measure_store(args.store_rounds, args.ops)
     print(json.dumps({"exchange": exchange, "store": store}))
 
 

@@ -55,11 +55,12 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import statistics
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -71,12 +72,15 @@ from pydantic import BaseModel, Field
 from toolnexus import Answer, Request
 from toolnexus.mcp import elicitation_callback
 
+# Run with -I, which leaves the script's folder off the path: put it back, for _paired.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _paired import median_interval, orders, overhead, quiet_rounds
+
 CONTENT: dict[str, Any] = {"environment": "staging", "replicas": 3, "notify": True, "note": "routine deploy"}
 MODES = {"2026-07-28": "auto", "2025-11-25": "legacy"}
 VARIANTS = ("bare", "bridge", "bridge_novalidate", "bridge_sync")
 GC_EVERY = 50  # rounds between (untimed) collections
 WARM_UP = 50  # untimed calls per client first: imports, caches
-QUIET = 0.25  # the share of rounds the target reads: those the machine disturbed least
 
 
 class DeployForm(BaseModel):  # no docstring: pydantic would send it as the schema's description
@@ -131,54 +135,6 @@ async def _call(client: Client) -> None:
         raise SystemExit(f"the round trip failed: {result}")
 
 
-def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """The median of ``values`` and its distribution-free ``confidence`` interval: the
-    order statistics ``k`` and ``n - 1 - k`` (0-based) for the largest ``k`` with
-    ``P(Binomial(n, 1/2) < k + 1) <= (1 - confidence) / 2``, about ``n/2 -+ sqrt(n)``."""
-    ordered = sorted(values)
-    n = len(ordered)
-    tail, k, cdf = (1 - confidence) / 2, -1, 0.0
-    while k + 1 < n // 2:
-        cdf += math.comb(n, k + 1) / 2**n
-        if cdf > tail:
-            break
-        k += 1
-    if k < 0:  # too few values for the interval: it is the whole range
-        return statistics.median(ordered), ordered[0], ordered[-1]
-    return statistics.median(ordered), ordered[k], ordered[n - 1 - k]
-
-
-def quiet_rounds(times: Sequence[int], bare: Sequence[int], share: float = QUIET) -> list[int]:
-    """The ``share`` of rounds whose pair (this variant's call and the bare one) took the
-    least CPU in all: the rounds the machine disturbed least. Chosen by the pair's sum,
-    which treats the two calls alike, so the choice favours neither."""
-    rounds = sorted(range(len(times)), key=lambda r: times[r] + bare[r])
-    return rounds[: max(1, round(len(rounds) * share))]
-
-
-def overhead(times: Sequence[int], bare: Sequence[int]) -> dict[str, list[float]]:
-    """The overhead of ``times`` over ``bare``, call by call in the same rounds: the median of
-    the paired ratios minus one, with its 95 % interval, ``[estimate, low, high]``; over all
-    the rounds (``all``) and over the quietest quarter (``quiet``: the target's figure)."""
-    ratios = [a / b for a, b in zip(times, bare, strict=True)]
-    quiet = [ratios[r] for r in quiet_rounds(times, bare)]
-    return {
-        "all": [q - 1 for q in median_interval(ratios)],
-        "quiet": [q - 1 for q in median_interval(quiet)],
-    }
-
-
-def _orders(variants: Sequence[str], rounds: int) -> list[list[str]]:
-    """The order of each round: rotated by one each round, reversed every other cycle, so
-    that every variant comes first, last and after every other equally often."""
-    out = []
-    for r in range(rounds):
-        k = r % len(variants)
-        order = [*variants[k:], *variants[:k]]
-        out.append(order[::-1] if (r // len(variants)) % 2 else order)
-    return out
-
-
 async def _paired(
     clients: dict[str, Client], rounds: int, now: Callable[[], int], times: dict[str, list[int]]
 ) -> None:
@@ -186,7 +142,7 @@ async def _paired(
     gc.collect()
     gc.disable()
     try:
-        for r, order in enumerate(_orders(list(clients), rounds)):
+        for r, order in enumerate(orders(list(clients), rounds)):
             if r and r % GC_EVERY == 0:
                 gc.collect()
             for name in order:

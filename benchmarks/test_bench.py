@@ -21,8 +21,8 @@ sample of each counting:
   CPU per call, the two taking turns call by call, the median of the paired ratios over
   the quietest quarter of the rounds; the guard fails when the low end of its 95 %
   interval is above 5 % (``run.py`` passes the target only when the high end is under);
-- ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %
-  (CPU time).
+- ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %:
+  CPU per exchange, paired the same way, the same guard at 10 %.
 
 ``python benchmarks/run.py`` is the full comparison with the upstream.
 """
@@ -151,6 +151,11 @@ def test_roundtrip_overhead_at_most_5_percent(
 def test_durable_call_and_resume_within_10_percent_of_the_sdks_manual_loop() -> None:
     from _durable import measure_exchange
 
-    cpu = anyio.run(measure_exchange, 20, 10)["cpu"]
-    overhead = cpu["durable"] / cpu["sdk"] - 1
-    assert overhead <= 0.10, f"durable: {overhead:+.1%} over the SDK's manual loop (CPU time; {cpu})"
+    # As the round trip's guard: it trips when the overhead is shown to be over 10 %, the low
+    # end of its 95 % interval (quietest quarter of the rounds) above 10 %.
+    exchange = anyio.run(measure_exchange, 400)
+    estimate, low, high = exchange["overhead"]["durable"]["quiet"]
+    assert low <= 0.10, (
+        f"durable: {estimate:+.1%} ({low:+.1%} to {high:+.1%}) over the SDK's manual loop, "
+        f"CPU per exchange, quietest quarter of {exchange['rounds']} rounds"
+    )
