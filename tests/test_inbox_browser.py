@@ -31,7 +31,7 @@ from support.axe import ensure_axe
 from support.browser import browser
 from support.http_process import http_server_process
 from support.processes import TESTS_DIR
-from toolnexus import inbox
+from toolnexus import Answer, inbox
 from toolnexus.durable import SqliteStore
 
 __all__ = ["browser"]  # the session's Chromium, a fixture
@@ -482,3 +482,27 @@ def test_refused_without_the_token_with_a_wrong_host_or_without_csrf(browser: Br
     )
     assert rebound.status_code == 400
     assert served.store.answers(key) == {}
+
+
+def test_a_change_between_drawing_a_page_and_opening_its_events_is_told(served: Inbox) -> None:
+    """The page's events address carries the fingerprint it was drawn with: a change made in
+    between (an answer recorded while the browser still loads the page) is told as soon as
+    the events open, not lost until the next change."""
+    key = served.park("sign_in", {"tag": "between"})
+    with httpx.Client(base_url=served.url, follow_redirects=True, timeout=10) as client:
+        page = client.get(f"/calls/{key}?token={TOKEN}")
+        assert page.status_code == 200
+        found = re.search(r'data-events="([^"]+)"', page.text)
+        assert found is not None
+        assert "seen=" in found.group(1)
+        events = found.group(1).replace("&amp;", "&")
+        (request,) = served.store.get(key).requests
+        served.store.record(key, Answer.decline(request))  # after the page, before its events
+        lines = []
+        with client.stream("GET", "/" + events.removeprefix("/")) as stream:
+            for line in stream.iter_lines():  # a read timeout fails the test
+                lines.append(line)
+                if line == "event: change":
+                    break
+        assert lines[0] == "retry: 3000"
+        assert "event: change" in lines

@@ -150,17 +150,10 @@ class _Inbox:
     def fingerprint(self, status: str | None, server: str | None, key: str | None) -> str:
         """What changes when the page showing these would change: the first page's calls and
         their answers, or one call's answers. Its cost is a page's, whatever the store holds."""
-        digest = hashlib.sha256()
         if key is not None:
-            call = self.call(key)
-            if call is None:
-                return "gone"
-            digest.update(f"{call.status}:{sorted(call.answered)}:{call.next}".encode())
-            return digest.hexdigest()
+            return _call_mark(self.call(key))
         rows, _ = self.rows(status, server, None)
-        for row in rows:
-            digest.update(f"{row.key}:{row.status}:{sum(p.answered for p in row.prompts)};".encode())
-        return digest.hexdigest()
+        return _rows_mark(rows)
 
     # --- pages -------------------------------------------------------------------------------
 
@@ -197,7 +190,8 @@ class _Inbox:
         except ValueError:  # a cursor that is not one
             return self.message(request, 400, "That page does not exist", "The address names no page.")
         filters = {k: v for k, v in (("status", status), ("server", server)) if v}
-        events = "events?" + urlencode(filters)
+        # The first page's fingerprint rides with its events address (see _seen).
+        events = "events?" + urlencode({**filters, "seen": _rows_mark(rows)} if before is None else filters)
         fragment = request.headers.get("x-inbox-fragment") == "1"
         return self.render(
             request,
@@ -252,7 +246,7 @@ class _Inbox:
             questions=questions,
             next_step=_views.next_step(call) if just_answered else None,
             outcome=_views.outcome_of(call),
-            events="events?" + urlencode({"key": key}),
+            events="events?" + urlencode({"key": key, "seen": _call_mark(call)}),
         )
 
     async def answer(self, request: HttpRequest) -> Response:
@@ -377,10 +371,16 @@ class _Inbox:
         server = query.get("server") or None
         key = query.get("key") or None
 
+        drawn = _seen(query.get("seen"))
+
         async def stream() -> AsyncIterator[str]:
             seen = await anyio.to_thread.run_sync(self.changes.current)
-            last = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+            now = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+            last = now if drawn is None else drawn
             yield "retry: 3000\n\n"
+            if now != last:  # changed since the page was drawn
+                last = now
+                yield "event: change\ndata: changed\n\n"
             quiet = 0.0
             while True:
                 await asyncio.sleep(self.poll_interval)
@@ -403,6 +403,32 @@ class _Inbox:
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
         )
+
+
+def _call_mark(call: Call | None) -> str:
+    """The fingerprint of one call as its page shows it (see ``_Inbox.fingerprint``)."""
+    if call is None:
+        return "gone"
+    return hashlib.sha256(f"{call.status}:{sorted(call.answered)}:{call.next}".encode()).hexdigest()
+
+
+def _rows_mark(rows: Any) -> str:
+    """The fingerprint of the first page of the list as it shows it."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(f"{row.key}:{row.status}:{sum(p.answered for p in row.prompts)};".encode())
+    return digest.hexdigest()
+
+
+def _seen(given: str | None) -> str | None:
+    """The fingerprint a page was drawn with, as its events address carries it: a change
+    made between drawing the page and opening its events is then still told to it."""
+    if given == "gone" or (given is not None and len(given) == 64 and all(c in _HEX for c in given)):
+        return given
+    return None
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def _quote(text: str) -> str:
