@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import os
+import select
 import shlex
 import sys
 import threading
@@ -369,33 +370,61 @@ class _StderrGate:
     Under ``--protocol auto`` the command first probes ``server/discover``, which a server
     on an older SDK (``mcp`` 1.x) refuses by logging a validation dump of a hundred lines or
     more to its stderr before it answers the handshake; once the connection fell back to the
-    handshake, what was held is dropped when it is that dump, and one line says so."""
+    handshake, what was held is dropped when it is that dump, and one line says so.
+
+    The server wrote the dump before its answer, so when the answer is read the dump is in
+    the pipe, but perhaps not yet read from it: ``release`` reads what the pipe holds itself
+    (the pipe is non-blocking, and read under the lock by whichever thread gets there), so
+    the decision sees all of it however late the reading thread runs."""
 
     HELD_LIMIT = 1 << 20
 
     def __init__(self) -> None:
         read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
         self.errlog = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         self._read_fd = read_fd
         self._lock = threading.Lock()
         self._held = bytearray()
         self._passing = False
+        self._closed = False
         self._thread = threading.Thread(target=self._pump, name="toolnexus-server-stderr", daemon=True)
         self._thread.start()
 
+    def _drain(self) -> tuple[bytes, bool]:
+        """What the pipe holds now, and whether it ended (every writer closed). Under the lock."""
+        chunks: list[bytes] = []
+        while True:
+            try:
+                chunk = os.read(self._read_fd, 65536)
+            except BlockingIOError:
+                return b"".join(chunks), False
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+
+    def _take(self, data: bytes) -> None:
+        """Hold ``data`` or pass it on. Under the lock, so that what is passed keeps its order."""
+        if self._passing:
+            self._write(data)
+        elif len(self._held) < self.HELD_LIMIT:
+            self._held += data[: self.HELD_LIMIT - len(self._held)]
+
     def _pump(self) -> None:
         try:
-            while chunk := os.read(self._read_fd, 65536):
+            waiting = select.poll()  # (not select(): any descriptor number)
+            waiting.register(self._read_fd, select.POLLIN)
+            ended = False
+            while not ended:
+                waiting.poll()
                 with self._lock:
-                    if not self._passing:
-                        if len(self._held) < self.HELD_LIMIT:
-                            self._held += chunk
-                        continue
-                self._write(chunk)
-        except OSError:
+                    if self._closed:
+                        return
+                    data, ended = self._drain()
+                    if data:
+                        self._take(data)
+        except OSError:  # closed by close() while waiting
             pass
-        finally:
-            os.close(self._read_fd)
 
     @staticmethod
     def _write(data: bytes) -> None:
@@ -406,20 +435,29 @@ class _StderrGate:
     def release(self, *, refused_probe: bool) -> None:
         """Pass on what was held (not a refused probe's validation dump) and all that follows."""
         with self._lock:
+            if self._passing or self._closed:
+                return
+            data, _ = self._drain()
+            if data:
+                self._take(data)
             held, self._held = bytes(self._held), bytearray()
             self._passing = True
-        if refused_probe and b"validat" in held.lower():
-            _LOG.warning(
-                "the server refused the protocol probe (server/discover) and logged it on its stderr "
-                "(left out here); --protocol legacy skips the probe, --server-stderr FILE keeps the log"
-            )
-        elif held:
-            self._write(held)
+            if refused_probe and b"validat" in held.lower():
+                _LOG.warning(
+                    "the server refused the protocol probe (server/discover) and logged it on its "
+                    "stderr (left out here); --protocol legacy skips the probe, --server-stderr FILE "
+                    "keeps the log"
+                )
+            elif held:
+                self._write(held)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.errlog.close()
         self._thread.join(timeout=2)
+        with self._lock:  # (the pipe is read under the lock only: no read of a closed number)
+            self._closed = True
+            os.close(self._read_fd)
 
 
 # --- the connection ---------------------------------------------------------------------------
