@@ -3,9 +3,11 @@ a forked command must behave as a started one, or those tests would test somethi
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -138,3 +140,33 @@ def test_without_a_fork_server_the_launcher_is_python(tmp_path: Path) -> None:
     finally:
         launcher.kill()
         launcher.wait()
+
+
+def test_a_launcher_gone_with_the_reply_unread_leaves_the_fork_server_serving(tmp_path: Path) -> None:
+    # A launcher killed between sending its request and reading the child's number: closing a
+    # socket with a reply unread resets it, and the fork server must take that as the
+    # launcher's end (its child killed), not stop serving every later command.
+    forkserver.start()
+    mark = tmp_path / "pid"
+    code = f"import os, time; open({str(mark)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+    request: dict[str, object] = {"how": "code", "argv": [code], "cwd": str(tmp_path)}
+    request.update(env=dict(os.environ), new_session=True)
+    read_end, write_end = os.pipe()
+    try:
+        for _ in range(3):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            conn.connect(forkserver.LAUNCH_SOCKET)
+            socket.send_fds(conn, [json.dumps(request).encode()], [read_end, write_end, write_end])
+            deadline = time.monotonic() + 30
+            while not (mark.exists() and mark.read_text()):  # forked: its reply is on its way
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            time.sleep(0.1)  # the reply has arrived, unread
+            conn.close()
+            assert _gone(int(mark.read_text()), within=10)
+            mark.unlink()
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    done = forkserver.run([sys.executable, "-c", "print('still serving')"], timeout=60)
+    assert (done.returncode, done.stdout) == (0, "still serving\n")

@@ -175,10 +175,16 @@ def serve(sock: socket.socket, listen_path: str) -> None:
                 pid = fork(request, fds)
                 sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
             elif one is listener:
-                conn, _ = listener.accept()
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # a launcher gone before it was taken
+                    continue
                 launchers[conn] = 0
             elif one in launchers:
-                message, fds, _, _ = socket.recv_fds(one, 1 << 20, 3)
+                try:
+                    message, fds, _, _ = socket.recv_fds(one, 1 << 20, 3)
+                except OSError:  # a launcher killed with our reply unread: a reset, not an end
+                    message, fds = b"", []
                 child = launchers[one]
                 if child:  # the launcher is gone (or spoke out of turn): so is its server
                     with contextlib.suppress(ProcessLookupError):
