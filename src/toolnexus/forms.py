@@ -1053,16 +1053,10 @@ def _read_field(name: str, prop: object, required: bool, reading: _Reading) -> t
         fmt = node.get("format")
         if fmt is not None and fmt.__class__ is str and fmt in FORMATS:
             values["format"] = fmt  # another format is an annotation
-        min_length = node.get("minLength")
-        if min_length is not None:
-            if min_length.__class__ is not int or not 0 <= min_length <= MAX_COUNT:
-                min_length = _count(node, "minLength", name)
-            values["min_length"] = min_length
-        max_length = node.get("maxLength")
-        if max_length is not None:
-            if max_length.__class__ is not int or not 0 <= max_length <= MAX_COUNT:
-                max_length = _count(node, "maxLength", name)
-            values["max_length"] = max_length
+        if "minLength" in node:
+            _put_count(values, node, "minLength", "min_length", name)
+        if "maxLength" in node:
+            _put_count(values, node, "maxLength", "max_length", name)
         if "default" in node:
             default = _default(node, name, "string", nullable, values)
             if default is not None:
@@ -1211,16 +1205,10 @@ def _read_multi(
         if unique is not True:
             raise FormError(f"{_where(name)}: 'uniqueItems' must be true or false, not {_json_type(unique)}")
         values["unique_items"] = True
-    min_items = node.get("minItems")
-    if min_items is not None:
-        if min_items.__class__ is not int or not 0 <= min_items <= MAX_COUNT:
-            min_items = _count(node, "minItems", name)
-        values["min_items"] = min_items
-    max_items = node.get("maxItems")
-    if max_items is not None:
-        if max_items.__class__ is not int or not 0 <= max_items <= MAX_COUNT:
-            max_items = _count(node, "maxItems", name)
-        values["max_items"] = max_items
+    if "minItems" in node:
+        _put_count(values, node, "minItems", "min_items", name)
+    if "maxItems" in node:
+        _put_count(values, node, "maxItems", "max_items", name)
     return len(choice_values), size
 
 
@@ -1506,6 +1494,14 @@ def _text_of(node: Mapping[str, Any], key: str, where: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise FormError(f"{where}: '{key}' must be a string, not {_json_type(value)}")
+
+
+def _put_count(values: dict[str, Any], node: Mapping[str, Any], key: str, attribute: str, name: str) -> None:
+    """A field's ``minLength``, ``maxLength``, ``minItems`` or ``maxItems``, read with
+    ``_count`` and written among its attributes when it is set (not ``null``)."""
+    count = _count(node, key, name)
+    if count is not None:
+        values[attribute] = count
 
 
 def _count(node: Mapping[str, Any], key: str, name: str, part: str = "") -> int | None:
