@@ -5,7 +5,10 @@ everything else reaches our stderr in order."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+import time
 
 import pytest
 
@@ -43,3 +46,32 @@ def test_without_a_refusal_what_was_held_comes_first_then_the_rest(capfd: pytest
     gate.errlog.write("serving\n")
     gate.close()
     assert capfd.readouterr().err == "starting\nserving\n"
+
+
+def test_a_server_that_floods_its_stderr_is_held_to_the_limit_and_released_at_once(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    gate = _connection._StderrGate()
+    stop = threading.Event()
+    line = "x" * 1023 + "\n"
+
+    def flood() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.is_set():
+                gate.errlog.write(line * 64)
+                gate.errlog.flush()
+
+    writer = threading.Thread(target=flood, daemon=True)
+    writer.start()
+    try:
+        time.sleep(0.5)  # megabytes written while held
+        started = time.monotonic()
+        gate.release(refused_probe=False)  # bounded reads: not stuck behind the writer
+        assert time.monotonic() - started < 5
+    finally:
+        stop.set()
+        writer.join(timeout=10)
+        gate.close()
+    err = capfd.readouterr().err
+    assert len(err) >= _connection._StderrGate.HELD_LIMIT  # what was held, then what followed
+    assert set(err) == {"x", "\n"}

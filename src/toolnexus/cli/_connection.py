@@ -392,16 +392,20 @@ class _StderrGate:
         self._thread.start()
 
     def _drain(self) -> tuple[bytes, bool]:
-        """What the pipe holds now, and whether it ended (every writer closed). Under the lock."""
+        """What the pipe holds now (at most ``HELD_LIMIT`` bytes a call: a server that writes
+        without a pause is read in bounded steps), and whether it ended. Under the lock."""
         chunks: list[bytes] = []
-        while True:
+        size = 0
+        while size < self.HELD_LIMIT:
             try:
                 chunk = os.read(self._read_fd, 65536)
             except BlockingIOError:
-                return b"".join(chunks), False
+                break
             if not chunk:
                 return b"".join(chunks), True
             chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks), False
 
     def _take(self, data: bytes) -> None:
         """Hold ``data`` or pass it on. Under the lock, so that what is passed keeps its order."""
