@@ -18,7 +18,7 @@ import pytest
 
 from support import forkserver
 from support.environment import environment
-from support.terminal import ANSI, Terminal, children, default_sigint
+from support.terminal import ANSI, Terminal, children, default_sigint, waits_for_input
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -273,3 +273,55 @@ def test_a_2026_question_left_open_at_a_terminal_shows_no_warning(tmp_path: Path
     assert "name: Ada\r\n" in screen
     assert "warning" not in screen
     assert "Deprecat" not in screen
+
+
+BUSY_THREAD_THEN_PROMPT = """
+import os, select, threading, time
+r, w = os.pipe()
+def pump():  # as the command's stderr pump: a poll of one pipe, the whole time
+    waiting = select.poll()
+    waiting.register(r, select.POLLIN)
+    waiting.poll()
+threading.Thread(target=pump, daemon=True).start()
+time.sleep(1.5)
+print("prompt: ", end="", flush=True)
+input()
+"""
+
+
+def test_the_harness_types_a_ctrl_c_only_once_the_main_thread_waits_for_a_key(tmp_path: Path) -> None:
+    """Another thread waiting on a pipe is not the command waiting for its user: a Ctrl-C
+    typed then would land before the prompt's read and stay pending (the CI failure of
+    ``test_a_second_ctrl_c_at_a_prompt_quits_with_130``, with the stderr pump in a poll)."""
+    term = Terminal([sys.executable, "-c", BUSY_THREAD_THEN_PROMPT], environment(tmp_path), tmp_path)
+    try:
+        assert term.wait_reading(limit=30)
+        # The prompt was written before the read began, so it is on the screen already.
+        term.read_waiting()
+        assert "prompt: " in term.plain
+        term.type(b"\x03")
+        code = term.finish()
+    finally:
+        term.kill()
+    assert code != 0
+    assert "KeyboardInterrupt" in term.plain
+
+
+@pytest.mark.parametrize(
+    ("call", "machine", "waits"),
+    [
+        ("0 0x0 0x7f4ca73f1b03 0x1", "x86_64", True),  # read(0, ..., 1): readline's key
+        ("0 0x3 0x7f4ca73f1b03 0x1", "x86_64", False),  # a read of another descriptor
+        ("23 0x1 0x7ffd 0x0", "x86_64", True),  # select(1, {0}, ...)
+        ("270 0x6 0x7ffd 0x0", "x86_64", False),  # pselect6 over descriptors 0-5
+        ("7 0x7f4ca714d990 0x1 0xffffffff", "x86_64", True),  # poll of one descriptor
+        ("271 0x7f4ca714d990 0x2 0x0", "x86_64", False),  # ppoll of two
+        ("232 0x3 0x7f4ca399ef70 0x3", "x86_64", False),  # epoll_wait: the event loop
+        ("running", "x86_64", False),
+        ("63 0x0 0xffff 0x1", "aarch64", True),
+        ("73 0xffff 0x3 0x0", "aarch64", False),
+        ("0 0x0 0x0 0x1", "riscv64", False),  # a machine the table does not know
+    ],
+)
+def test_which_system_calls_are_a_wait_for_a_key(call: str, machine: str, waits: bool) -> None:
+    assert waits_for_input(call.split(), machine) is waits

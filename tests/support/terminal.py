@@ -14,12 +14,13 @@ import re
 import select
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
-__all__ = ["ANSI", "Terminal", "children", "default_sigint"]
+__all__ = ["ANSI", "Terminal", "children", "default_sigint", "waits_for_input"]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 """A colour code, as the console writes them."""
@@ -40,21 +41,24 @@ def children(pid: int) -> list[int]:
     return found
 
 
-_WAITING_SYSCALLS = {
-    "x86_64": {"0", "7", "23", "270", "271"},  # read, poll, select, pselect6, ppoll
-    "aarch64": {"63", "72", "73"},  # read, pselect6, ppoll
-}
 _READ = {"x86_64": "0", "aarch64": "63"}
+_SELECT = {"x86_64": {"23", "270"}, "aarch64": {"72"}}  # select, pselect6
+_POLL = {"x86_64": {"7", "271"}, "aarch64": {"73"}}  # poll, ppoll
 
 
-def _waits_for_input(call: list[str], waits: set[str]) -> bool:
-    """Whether a thread's ``/proc/.../syscall`` (number, first argument) is a wait for input:
-    a read of fd 0, or a poll or select (readline's wait on its stdin)."""
-    if not call or call[0] not in waits:
+def waits_for_input(call: list[str], machine: str | None = None) -> bool:
+    """Whether a thread's ``/proc/.../syscall`` (number, then arguments in hex) is a wait on
+    standard input alone: a read of fd 0, a select or pselect6 of the descriptors below 1, or
+    a poll or ppoll of one descriptor (readline's and ``input()``'s waits for a key)."""
+    machine = machine or platform.machine()
+    if len(call) < 3 or machine not in _READ:
         return False
-    if call[0] == _READ.get(platform.machine()):
-        return len(call) > 1 and int(call[1], 16) == 0
-    return True
+    number, first, second = call[0], int(call[1], 16), int(call[2], 16)
+    if number == _READ[machine]:
+        return first == 0
+    if number in _SELECT[machine]:
+        return first == 1
+    return number in _POLL[machine] and second == 1
 
 
 class Terminal:
@@ -113,6 +117,17 @@ class Terminal:
         self.raw += chunk
         return bool(chunk)
 
+    def read_waiting(self) -> None:
+        """Read what the command has written so far, without waiting for more."""
+        while select.select([self.master], [], [], 0)[0]:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.raw += chunk
+
     def wait_for(self, text: str) -> None:
         """Read until ``text`` (colour codes ignored) appears after the previous match."""
         for _ in range(1200):  # a generous limit against a hang, never a speed check
@@ -130,27 +145,31 @@ class Terminal:
             self.wait_reading()
         os.write(self.master, keys)
 
-    def wait_reading(self) -> None:
-        """Wait until a thread of the command sleeps in a read of its stdin, a poll or a select.
+    def wait_reading(self, limit: float = 5.0) -> bool:
+        """Wait until the command's main thread sleeps in a wait on its stdin; whether it did
+        within ``limit`` seconds (or before the command ended).
 
         A prompt on the screen is not enough for a Ctrl-C: readline prints it before it starts
         to wait, and a SIGINT that lands in between is left pending until the next key
         (CPython's readline checks for signals only when its ``select`` is interrupted).
-        Typed keys wait in the terminal's buffer, so only a Ctrl-C needs this. Where
-        ``/proc`` does not tell, or after 5 s, this returns anyway.
+        Typed keys wait in the terminal's buffer, so only a Ctrl-C needs this. Only the main
+        thread counts: the command asks there, while its other threads wait on pipes and
+        sockets too (the server's stderr is polled the whole time). Where ``/proc`` does not
+        tell, or after ``limit``, this returns anyway.
         """
-        waits = _WAITING_SYSCALLS.get(platform.machine())
-        if waits is None:
-            return
-        tasks = Path(f"/proc/{self.proc.pid}/task")
-        for _ in range(500):  # a limit against a hang, never a speed check
+        main = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/syscall")
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
             try:
-                calls = [(task / "syscall").read_text().split()[:2] for task in tasks.iterdir()]
+                call = main.read_text().split()
             except OSError:
-                return
-            if self.proc.poll() is not None or any(_waits_for_input(call, waits) for call in calls):
-                return
+                return False
+            if waits_for_input(call):
+                return True
+            if self.proc.poll() is not None:
+                return False
             select.select([], [], [], 0.01)
+        return False
 
     def finish(self) -> int:
         """Wait for the process to end; its exit status, the screen read to its end."""
