@@ -170,3 +170,19 @@ def test_a_launcher_gone_with_the_reply_unread_leaves_the_fork_server_serving(tm
         os.close(write_end)
     done = forkserver.run([sys.executable, "-c", "print('still serving')"], timeout=60)
     assert (done.returncode, done.stdout) == (0, "still serving\n")
+
+
+def test_when_the_fork_server_dies_its_children_end_and_the_next_command_gets_a_new_one() -> None:
+    # Nothing would report the exit of what it forked: a wait must end, not hang to its timeout.
+    child = forkserver.popen([sys.executable, "-c", WAIT], stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    pid = int(child.stdout.readline().split()[0])
+    old = forkserver._the_server()
+    old.proc.kill()
+    old.proc.wait()
+    assert child.wait(timeout=30) == -signal.SIGKILL
+    assert _gone(pid)
+    child.stdout.close()
+    done = forkserver.run([sys.executable, "-c", "print('a new one')"], timeout=60)
+    assert (done.returncode, done.stdout) == (0, "a new one\n")
+    assert forkserver._the_server() is not old

@@ -143,21 +143,38 @@ class _Server:
         self.pids: dict[int, int] = {}
         self.children: dict[int, Forked] = {}
         self.early: dict[int, int] = {}  # exits read before their Forked was registered
+        self.gone = False  # the fork server ended: no exit status will come any more
         threading.Thread(target=self._read, name="forkserver", daemon=True).start()
 
     def _read(self) -> None:
-        while message := self.sock.recv(1 << 16):
-            reply = json.loads(message)
-            with self.lock:
-                if "exit" in reply:
-                    child = self.children.pop(reply["exit"], None)
-                    if child is None:
-                        self.early[reply["exit"]] = reply["code"]
+        try:
+            while message := self.sock.recv(1 << 16):
+                reply = json.loads(message)
+                with self.lock:
+                    if "exit" in reply:
+                        child = self.children.pop(reply["exit"], None)
+                        if child is None:
+                            self.early[reply["exit"]] = reply["code"]
+                        else:
+                            child._end(reply["code"])
                     else:
-                        child._end(reply["code"])
-                else:
-                    self.pids[reply["id"]] = reply["pid"]
-                    self.started[reply["id"]].set()
+                        self.pids[reply["id"]] = reply["pid"]
+                        self.started[reply["id"]].set()
+        except OSError:
+            pass
+        self._lost()
+
+    def _lost(self) -> None:
+        """The fork server is gone (killed, or crashed): nobody will report its children's exits,
+        so each is killed and its wait ends with SIGKILL's status, a clear failure instead of a
+        test that waits until its timeout. A start still waiting is told too."""
+        with self.lock:
+            self.gone = True
+            orphans, self.children = list(self.children.values()), {}
+            for waiting in self.started.values():
+                waiting.set()
+        for child in orphans:
+            _kill_orphan(child)
 
     def start(
         self,
@@ -187,14 +204,25 @@ class _Server:
             raise RuntimeError("the fork server did not answer")
         with self.lock:
             del self.started[request_id]
+            if request_id not in self.pids:
+                raise RuntimeError("the fork server stopped before it started the command")
             return self.pids.pop(request_id)
 
     def register(self, child: Forked) -> None:
         with self.lock:
             if child.pid in self.early:
                 child._end(self.early.pop(child.pid))
-            else:
+                return
+            if not self.gone:
                 self.children[child.pid] = child
+                return
+        _kill_orphan(child)
+
+
+def _kill_orphan(child: Forked) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child.pid, signal.SIGKILL)
+    child._end(-signal.SIGKILL)
 
 
 _server: _Server | None = None
