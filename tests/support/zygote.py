@@ -130,6 +130,11 @@ def serve(sock: socket.socket, listen_path: str) -> None:
     listener.listen(64)
     launchers: dict[socket.socket, int] = {}  # a launcher's connection: its child (0: none yet)
     launched: dict[int, socket.socket] = {}  # a launched child: its launcher's connection
+    # A child's end wakes the loop below (SIGCHLD, written to a pipe by the interpreter's
+    # handler), which otherwise sleeps until a request comes: no polling while tests wait.
+    woken, wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
     gc.freeze()  # the preloaded objects: no collection in a child walks them
     sock.send(b'{"ready": true}')
 
@@ -138,6 +143,10 @@ def serve(sock: socket.socket, listen_path: str) -> None:
         if pid == 0:  # hold none of the connections: a launcher's end must be seen
             for held in (sock, listener, *launchers):
                 held.close()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            os.close(woken)
+            os.close(wake)
             _become(request, fds)
             _run(request)
             raise SystemExit(0)
@@ -150,8 +159,12 @@ def serve(sock: socket.socket, listen_path: str) -> None:
         conn.close()
 
     while True:
-        ready, _, _ = select.select([sock, listener, *launchers], [], [], 0.02)
-        while True:  # every child that ended
+        ready, _, _ = select.select([sock, listener, woken, *launchers], [], [])
+        if woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                while os.read(woken, 4096):
+                    pass
+        while True:  # every child that ended (one ending from now on wakes the next select)
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -167,6 +180,8 @@ def serve(sock: socket.socket, listen_path: str) -> None:
                     conn.send(json.dumps({"code": code}).encode())
                 drop(conn)
         for one in ready:
+            if one == woken:
+                continue
             if one is sock:
                 message, fds, _, _ = socket.recv_fds(sock, 1 << 20, MAX_FDS)
                 if not message:  # the tests are over
