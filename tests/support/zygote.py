@@ -159,7 +159,8 @@ def serve(sock: socket.socket, listen_path: str) -> None:
         conn.close()
 
     while True:
-        ready, _, _ = select.select([sock, listener, woken, *launchers], [], [])
+        waiting: list[socket.socket | int] = [sock, listener, woken, *launchers]
+        ready, _, _ = select.select(waiting, [], [])
         if woken in ready:
             with contextlib.suppress(BlockingIOError):
                 while os.read(woken, 4096):
