@@ -172,8 +172,17 @@ TRANSPORT_LOGGERS = ("mcp.client.streamable_http", "mcp.client.stdio", "mcp.shar
 own line: shown with ``-v`` only."""
 
 
+SERVER_REAPED_LATE = "Loop %r that handles pid %r is closed"
+"""asyncio's record (its child watcher's) of a server process that ended after the client's
+event loop did: the command stopped the server on its way out (Ctrl-C, a lost connection)
+and a loaded machine reaped it a moment late. Shown with ``-v`` only, as the transports'
+records are."""
+
+
 class _QuietTransports(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "asyncio" and record.msg == SERVER_REAPED_LATE:
+            return False
         return not any(
             record.name == name or record.name.startswith(name + ".") for name in TRANSPORT_LOGGERS
         )
