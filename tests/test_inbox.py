@@ -265,6 +265,41 @@ def test_the_list_pages_newest_first_by_keyset(store: SqliteStore) -> None:
     assert re.findall(r'href="/calls/([0-9a-f]+)"', client.get("/?status=ready").text) == [keys[3]]
 
 
+class CountingReads:
+    """A store that counts the calls read one at a time; ``page_calls`` hidden with ``bare``
+    (a store of a host's own that has ``page`` and ``call`` only)."""
+
+    def __init__(self, store: SqliteStore, *, bare: bool = False) -> None:
+        self.store = store
+        self.bare = bare
+        self.one_at_a_time = 0
+
+    def call(self, key: str) -> Any:
+        self.one_at_a_time += 1
+        return self.store.call(key)
+
+    def __getattr__(self, name: str) -> Any:
+        if self.bare and name == "page_calls":
+            raise AttributeError(name)
+        return getattr(self.store, name)
+
+
+def test_the_list_reads_a_page_of_calls_at_once_and_a_bare_store_one_by_one(store: SqliteStore) -> None:
+    request = Request("elc-1", "input", "Name?", None, {"schema": {"type": "object", "properties": {}}})
+    keys = [store.put(Pending("tools/call", f"t{i}", None, None, ("k",), (request,))) for i in range(8)]
+    store.record(keys[5], Answer("elc-1", True, {}))
+    shown = {}
+    for bare in (False, True):
+        counting = CountingReads(store, bare=bare)
+        client = TestClient(inbox.app(counting, token=TOKEN, allowed_hosts=["testserver"], page_size=6))
+        client.get(f"/?token={TOKEN}")
+        counting.one_at_a_time = 0
+        page = client.get("/").text
+        shown[bare] = re.findall(r'href="/calls/([0-9a-f]+)"', page), page.count("status-ready")
+        assert counting.one_at_a_time == (6 if bare else 0)
+    assert shown[False] == shown[True] == (keys[::-1][:6], 1)
+
+
 def test_an_unreadable_record_is_shown_and_the_rest_still_are(store: SqliteStore, tmp_path: Path) -> None:
     request = Request("elc-1", "input", "Fine", None, None)
     good = store.put(Pending("tools/call", "fine", None, None, ("k",), (request,)))

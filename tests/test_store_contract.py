@@ -533,3 +533,36 @@ def test_pages_of_calls_newest_first_by_keyset(store: Store, backend: Backend) -
     assert [row[0] for row in alpha] == [keys[3], keys[1]]
     with pytest.raises(ValueError, match="cursor"):
         store.page(before="x; DROP TABLE")
+
+
+def test_a_page_of_calls_is_each_call_as_call_gives_it(store: Store, backend: Backend) -> None:
+    keys = [store.put(pending(n, server="alpha" if n % 2 else "beta")) for n in range(5)]
+    answer_all(store, keys[1], 1)  # ready
+    store.record(keys[3], Answer("elc-a-3", True, {"name": "Ada"}))  # one of two answered
+    _tamper(backend, keys[2], "pending", "not json")
+    (claim,) = store.claim(lease=10)
+    store.finish(claim.key, claim.token, {"content": []})  # done, with its result
+    seen: list[str] = []
+    cursor = None
+    while True:
+        calls, next_cursor = store.page_calls(limit=2, before=cursor)
+        rows, same_cursor = store.page(limit=2, before=cursor)
+        assert next_cursor == same_cursor
+        assert [call.key for call in calls] == [row[0] for row in rows]
+        for call in calls:
+            assert call == store.call(call.key)
+        seen += [call.key for call in calls]
+        if next_cursor is None:
+            break
+        cursor = next_cursor
+    assert seen == keys[::-1]
+    statuses = {call.key: call.status for call in store.calls()}
+    assert [statuses[key] for key in keys] == ["waiting", "done", "failed", "waiting", "waiting"]
+    assert store.call(keys[3]).answered == frozenset({"elc-a-3"})
+    alpha, cursor = store.page_calls(server="alpha")
+    assert ([call.key for call in alpha], cursor) == ([keys[3], keys[1]], None)
+    assert store.page_calls(server="nobody") == ([], None)
+    with pytest.raises(ValueError, match="cursor"):
+        store.page_calls(before="1 OR 1=1")
+    with pytest.raises(ValueError, match="limit"):
+        store.page_calls(limit=0)

@@ -49,6 +49,7 @@ from ._store import (
     fire,
     new_key,
     outcome_json,
+    page_calls_of,
     page_query,
     page_rows,
 )
@@ -443,6 +444,24 @@ class PostgresStore:
                 "SELECT seq, key, created, pending FROM toolnexus_call" + sql, params
             ).fetchall()
         return page_rows(rows, limit)
+
+    def page_calls(
+        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+    ) -> tuple[builtins.list[Call], str | None]:
+        """One page of calls with their statuses, newest first, in two queries; as
+        [`SqliteStore.page_calls`][toolnexus.durable.SqliteStore.page_calls]."""
+        sql, params = page_query(limit, before, server, "%s")
+        with self._conn() as conn:
+            rows = conn.execute(f"SELECT seq, {_CALL_COLUMNS} FROM toolnexus_call" + sql, params).fetchall()
+            keys = [row[1] for row in rows[:limit]]
+            answered = (
+                conn.execute(
+                    "SELECT key, request_id FROM toolnexus_answer WHERE key = ANY(%s)", (keys,)
+                ).fetchall()
+                if keys
+                else []
+            )
+        return page_calls_of(rows, answered, limit)
 
     # --- claiming and finishing ------------------------------------------------------------
 

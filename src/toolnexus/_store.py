@@ -841,6 +841,34 @@ class SqliteStore:
         rows = self._read("SELECT seq, key, created, pending FROM toolnexus_pending" + sql, params)
         return page_rows(rows, limit)
 
+    def page_calls(
+        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+    ) -> tuple[builtins.list[Call], str | None]:
+        """One page of calls with their statuses, newest first: ``(calls, cursor)``.
+
+        The page of [`page`][toolnexus.durable.SqliteStore.page] (the same order, cursor and
+        ``server`` filter), each row the [`Call`][toolnexus.durable.Call] that
+        [`call`][toolnexus.durable.SqliteStore.call] gives for its key, read in two queries
+        however long the page: a list that shows statuses (the inbox's) needs no read per
+        call. A record that does not read is a ``failed`` call whose ``error`` says why.
+        """
+        sql, params = page_query(limit, before, server, "?")
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT seq, {_CALL_COLUMNS} FROM toolnexus_pending" + sql, params
+            ).fetchall()
+            keys = [row[1] for row in rows[:limit]]
+            answered = (
+                self._db.execute(
+                    "SELECT key, request_id FROM toolnexus_answer WHERE key IN "
+                    f"({', '.join('?' * len(keys))})",
+                    keys,
+                ).fetchall()
+                if keys
+                else []
+            )
+        return page_calls_of(rows, answered, limit)
+
     # --- claiming and finishing ------------------------------------------------------------
 
     def claim(
@@ -1149,6 +1177,16 @@ def page_rows(rows: list[Any], limit: int) -> tuple[list[tuple[str, str, Pending
         except ValueError as err:
             out.append((str(key), str(created), err))
     return out, cursor
+
+
+def page_calls_of(rows: list[Any], answered: list[Any], limit: int) -> tuple[list[Call], str | None]:
+    """A page's rows ``(seq, *call columns)`` and the ``(key, request id)`` rows of their
+    answers made into ``Call``s, and the next page's cursor."""
+    cursor = str(rows[limit - 1][0]) if len(rows) > limit else None
+    ids: dict[str, set[str]] = {}
+    for key, request_id in answered:
+        ids.setdefault(str(key), set()).add(str(request_id))
+    return [call_of(tuple(row[1:]), ids.get(str(row[1]), set())) for row in rows[:limit]], cursor
 
 
 def check_server(server: object) -> None:

@@ -108,6 +108,17 @@ class _Inbox:
         end = start + self.page_size
         return list(every[start:end]), (str(end) if end < len(every) else None)
 
+    def _page_calls(self, before: str | None, server: str | None) -> tuple[list[Call], str | None]:
+        """One page of the store's calls with their statuses: in two queries where the store
+        reads them so (``page_calls``), else its page and then each call."""
+        page_calls = getattr(self.store, "page_calls", None)
+        if page_calls is not None:
+            calls, cursor = page_calls(limit=self.page_size, before=before, server=server)
+            return [self._as_now(call) for call in calls], cursor
+        page, cursor = self._page(before, server)
+        found = [self.call(key) for key, _, _ in page]
+        return [call for call in found if call is not None], cursor  # (None: removed meanwhile)
+
     def call(self, key: str) -> Call | None:
         """The call under ``key`` with its status (``None`` when nothing is kept there); a
         question past its ``expiresAt`` makes a waiting call ``expired`` at once, as the
@@ -116,6 +127,10 @@ class _Inbox:
             call: Call = self.store.call(key)
         except KeyError:
             return None
+        return self._as_now(call)
+
+    @staticmethod
+    def _as_now(call: Call) -> Call:
         pending = call.pending
         if (
             call.status == "waiting"
@@ -135,12 +150,10 @@ class _Inbox:
         shown: list[_views.Row] = []
         cursor = before
         for _ in range(SCAN_PAGES):
-            page, cursor = self._page(cursor, server)
-            for key, created, pending in page:
-                call = self.call(key)
-                if call is None:  # removed since the page was read
-                    continue
-                row = _views.row_of(key, created, pending, call.answered, now, call.status)
+            calls, cursor = self._page_calls(cursor, server)
+            for call in calls:
+                pending = call.pending if call.pending is not None else ValueError(call.error or "")
+                row = _views.row_of(call.key, call.created, pending, call.answered, now, call.status)
                 if status is None or row.status == status:
                     shown.append(row)
             if cursor is None or len(shown) >= self.page_size:
