@@ -51,7 +51,7 @@ class HttpEdgeServer:
     """The edge server over streamable HTTP on a socket bound here, in a process of its own."""
 
     def __init__(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         listener.bind(("127.0.0.1", 0))
         listener.listen(64)
         self.url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"

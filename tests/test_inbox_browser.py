@@ -86,7 +86,7 @@ def mcp_server() -> Iterator[str]:
 def served(tmp_path_factory: pytest.TempPathFactory, mcp_server: str) -> Iterator[Inbox]:
     """The inbox for a fresh store, served by uvicorn on 127.0.0.1 in a thread of this process."""
     store = SqliteStore(tmp_path_factory.mktemp("inbox") / "pending.db")
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]

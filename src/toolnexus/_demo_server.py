@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import uuid
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp_types import ElicitRequest, ElicitRequestURLParams, ElicitResult, InputRequiredResult
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    import socket
 
 from ._protocol import asks_between_rounds
 
@@ -110,12 +113,29 @@ def build_server() -> MCPServer:
     return server
 
 
+def tcp_listener(sock: socket.socket) -> socket.socket:
+    """A listening socket as asyncio needs it to serve keep-alive connections without delay.
+
+    asyncio sets ``TCP_NODELAY`` on an accepted connection only when the listening socket's
+    ``proto`` is ``IPPROTO_TCP``, and a socket made with ``socket.socket(family,
+    SOCK_STREAM)`` has ``proto`` 0: Nagle's algorithm then holds each response's last
+    segment until the client's delayed ACK, about 40 ms a request on Linux. A TCP socket
+    is returned as one of ``IPPROTO_TCP`` (the same descriptor); another is returned as it
+    is. (The inbox makes its own socket so: ``toolnexus.inbox._serve.listen``.)
+    """
+    import socket
+
+    if sock.family not in (socket.AF_INET, socket.AF_INET6) or sock.proto == socket.IPPROTO_TCP:
+        return sock
+    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+
+
 def _serve_socket(server: MCPServer, fd: int) -> None:
     import socket
 
     import uvicorn
 
-    sock = socket.socket(fileno=fd)
+    sock = tcp_listener(socket.socket(fileno=fd))  # whoever made it
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
 

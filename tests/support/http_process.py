@@ -34,7 +34,9 @@ def http_server_process(
     """Run ``command(fd)`` (which serves on the inherited listening socket ``fd``) and yield
     the base URL ``http://127.0.0.1:PORT``. With ``health_path``, wait until it answers 200.
     The process is terminated (killed after 10 s) on exit."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP: asyncio turns Nagle's algorithm off on its connections only then (see
+    # toolnexus._demo_server.tcp_listener), else each keep-alive request waits 40 ms.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     port = listener.getsockname()[1]

@@ -31,6 +31,23 @@ def allowed_hosts(host: str, port: int, extra: Iterable[str] = ()) -> list[str]:
     return sorted(names)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The inbox's listening socket on ``host``:``port`` (0: a free port). A TCP socket by
+    its ``proto`` too, so that asyncio turns Nagle's algorithm off on each connection (see
+    ``toolnexus._demo_server.tcp_listener``): a browser's keep-alive requests are not held
+    40 ms each."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    return sock
+
+
 def serve(
     store: Any,
     *,
@@ -56,15 +73,7 @@ def serve(
     from ._app import app
 
     token = token or secrets.token_urlsafe(32)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(128)
+    sock = listen(host, port)
     port = sock.getsockname()[1]
     hosts = allowed_hosts(host, port, allow_hosts)
     if not _loopback(host):
