@@ -221,7 +221,7 @@ async def test_a_waiting_worker_is_woken_by_an_answer_recorded_by_another_store_
     thread.join()
     ((outcome, at),) = done
     assert (outcome.key, outcome.status) == (key, "done")
-    assert at - answered_at[0] < 5  # loose: woken by the answer, long before the 30 s idle
+    assert at - answered_at[0] < 15  # loose: woken by the answer, long before the 30 s idle
 
 
 async def test_a_stopped_worker_ends_soon_though_it_waits_a_long_idle(backend: Backend) -> None:

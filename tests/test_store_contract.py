@@ -404,11 +404,11 @@ def test_an_answer_in_one_store_object_wakes_a_waiter_in_another(backend: Backen
     timer = threading.Timer(0.3, lambda: writer.record(key, Answer("elc-a-0", True, {"name": "Ada"})))
     start = time.monotonic()
     timer.start()
-    woke = waiter.wait(5)
+    woke = waiter.wait(30)
     took = time.monotonic() - start
     timer.join()
     assert woke
-    assert took < 3  # loose: woken by the answer, not by the 5 s timeout
+    assert took < 15  # loose: woken by the answer, not by the 30 s timeout
     assert [c.key for c in waiter.claim(lease=10)] == [key]
 
 
