@@ -857,16 +857,13 @@ class SqliteStore:
             rows = self._db.execute(
                 f"SELECT seq, {_CALL_COLUMNS} FROM toolnexus_pending" + sql, params
             ).fetchall()
-            keys = [row[1] for row in rows[:limit]]
-            answered = (
-                self._db.execute(
-                    "SELECT key, request_id FROM toolnexus_answer WHERE key IN "
-                    f"({', '.join('?' * len(keys))})",
-                    keys,
-                ).fetchall()
-                if keys
-                else []
-            )
+            # The same page's keys as a subquery, not a list of parameters: an older SQLite
+            # takes at most 999 of them, and a page may hold 1,000 calls.
+            answered = self._db.execute(
+                "SELECT key, request_id FROM toolnexus_answer"
+                " WHERE key IN (SELECT key FROM toolnexus_pending" + sql + ")",
+                params,
+            ).fetchall()
         return page_calls_of(rows, answered, limit)
 
     # --- claiming and finishing ------------------------------------------------------------
