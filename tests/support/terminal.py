@@ -119,14 +119,8 @@ class Terminal:
 
     def read_waiting(self) -> None:
         """Read what the command has written so far, without waiting for more."""
-        while select.select([self.master], [], [], 0)[0]:
-            try:
-                chunk = os.read(self.master, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            self.raw += chunk
+        while select.select([self.master], [], [], 0)[0] and self._read_some(0):
+            pass
 
     def wait_for(self, text: str) -> None:
         """Read until ``text`` (colour codes ignored) appears after the previous match."""

@@ -425,7 +425,7 @@ def _call_mark(call: Call | None) -> str:
     return hashlib.sha256(f"{call.status}:{sorted(call.answered)}:{call.next}".encode()).hexdigest()
 
 
-def _rows_mark(rows: Any) -> str:
+def _rows_mark(rows: Iterable[_views.Row]) -> str:
     """The fingerprint of the first page of the list as it shows it."""
     digest = hashlib.sha256()
     for row in rows:
