@@ -6,6 +6,7 @@ from one that has imported the package: support/forkserver.py).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -41,8 +42,12 @@ def test_the_readme_has_examples() -> None:
 def test_example_runs(where: str, code: str, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code, encoding="utf-8")
+    # CI: Hypothesis's own CI profile for an example that uses it (docs/testing.md), as any
+    # CI runner sets it: no wall-clock health check or deadline, which a machine running the
+    # whole test command on two cores failed once (one draw held 0.9 s by the load).
     proc = forkserver.run(
         [sys.executable, str(script)],
+        env={**os.environ, "CI": "1"},
         cwd=tmp_path,
         capture_output=True,
         text=True,
