@@ -186,3 +186,62 @@ def test_when_the_fork_server_dies_its_children_end_and_the_next_command_gets_a_
     done = forkserver.run([sys.executable, "-c", "print('a new one')"], timeout=60)
     assert (done.returncode, done.stdout) == (0, "a new one\n")
     assert forkserver._the_server() is not old
+
+
+PYTHON_OF_A_CHILD = """
+import os, subprocess, sys
+# A process started with sys.executable, as toolnexus demo starts its server: forked too (its
+# parent is the fork server, not this process), and told who started it (launch.py).
+ran = subprocess.run([sys.executable, "-c", "import os; print(os.getppid(), os.environ['WHO'])"],
+                     capture_output=True, text=True, env={**os.environ, "WHO": "me"}, check=True)
+parent, who = ran.stdout.split()
+print(int(parent) != os.getpid(), who)
+# Any other use of python (an option first) is python itself, a child of this process.
+ran = subprocess.run([sys.executable, "-X", "utf8", "-c", "import os; print(os.getppid())"],
+                     capture_output=True, text=True, check=True)
+print(int(ran.stdout) == os.getpid())
+"""
+
+
+def test_a_childs_sys_executable_goes_through_the_fork_server_and_is_python_otherwise(
+    tmp_path: Path,
+) -> None:
+    done = forkserver.run([sys.executable, "-c", PYTHON_OF_A_CHILD], cwd=tmp_path, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == "True me\nTrue\n"
+
+
+CONTROLLING_TERMINAL = """
+import os
+fd = os.open("/dev/tty", os.O_RDWR)  # fails without a controlling terminal
+print(os.isatty(fd), os.tcgetpgrp(0) == os.getpgrp() == os.getpid(), flush=True)
+"""
+
+
+def test_a_forked_child_can_take_its_pty_as_its_controlling_terminal(tmp_path: Path) -> None:
+    import pty
+
+    for controlling in (True, False):
+        master, slave = pty.openpty()
+        out_read, out_write = os.pipe()
+        proc = forkserver.popen(
+            [sys.executable, "-c", CONTROLLING_TERMINAL],
+            stdin=slave,
+            stdout=out_write,
+            stderr=subprocess.PIPE,
+            controlling_terminal=controlling,
+        )
+        os.close(slave)
+        os.close(out_write)
+        with os.fdopen(out_read, "rb") as out:
+            printed = out.read()
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        proc.stderr.close()
+        code = proc.wait(timeout=60)
+        os.close(master)
+        if controlling:
+            assert (code, printed, err) == (0, b"True True\n", b"")
+        else:  # a session of its own without a terminal: /dev/tty cannot be opened
+            assert code == 1
+            assert b"No such device or address" in err

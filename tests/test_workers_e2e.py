@@ -276,7 +276,7 @@ def wait_until_all_done_subset(spec: str, keys: list[str], workers: Workers) -> 
 
 def test_a_database_unreachable_at_start_is_one_line_and_exit_3(tmp_path: Path) -> None:
     with socket_closed_port() as port:
-        done = subprocess.run(
+        done = forkserver.run(
             [
                 *(sys.executable, "-m", "toolnexus", "worker", f"postgresql://postgres@127.0.0.1:{port}/x"),
                 *(
@@ -304,7 +304,7 @@ def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path)
     server = forkserver.server_command(
         [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(tmp_path / "runs")]
     )
-    done = subprocess.run(
+    done = forkserver.run(
         [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", server, "--once"],
         capture_output=True,
         text=True,
@@ -312,7 +312,7 @@ def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == sorted(f"{key}  tool job  done" for key in keys[:2])
-    missing = subprocess.run(
+    missing = forkserver.run(
         [sys.executable, "-m", "toolnexus", "worker", str(tmp_path / "nope.db"), "--stdio", server, "--once"],
         capture_output=True,
         text=True,
@@ -340,7 +340,7 @@ class socket_closed_port:  # noqa: N801 - used as a context manager
 def test_a_server_that_cannot_be_started_is_one_line_and_exit_3(tmp_path: Path) -> None:
     spec = str(tmp_path / "calls.db")
     open_store(spec).close()
-    done = subprocess.run(
+    done = forkserver.run(
         [sys.executable, "-m", "toolnexus", "worker", spec, "--stdio", "/nonexistent/server", "--once"],
         capture_output=True,
         text=True,

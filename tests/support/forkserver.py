@@ -198,6 +198,7 @@ class _Server:
         env: dict[str, str],
         new_session: bool,
         pass_fds: list[int],
+        controlling_terminal: bool = False,
     ) -> int:
         with self.lock:
             self.next_id += 1
@@ -211,6 +212,7 @@ class _Server:
                 "env": env,
                 "new_session": new_session,
                 "pass_fds": pass_fds,
+                "controlling_terminal": controlling_terminal,
             }
             socket.send_fds(self.sock, [json.dumps(request).encode()], fds)
         if not self.started[request_id].wait(60):
@@ -308,10 +310,15 @@ def popen(
     env: dict[str, str] | None = None,
     start_new_session: bool = True,
     pass_fds: tuple[int, ...] = (),
+    controlling_terminal: bool = False,
 ) -> Forked:
     """Like ``subprocess.Popen(argv, ...)`` for a command of this interpreter (see the module);
-    ``pass_fds`` are given to the child at the same numbers, as ``subprocess.Popen`` does."""
+    ``pass_fds`` are given to the child at the same numbers, as ``subprocess.Popen`` does.
+    With ``controlling_terminal``, the child's stdin (a pty's slave side) becomes the
+    controlling terminal of its new session, as a shell's job has its terminal."""
     how, args = _how(argv)
+    if controlling_terminal and not start_new_session:
+        raise ValueError("controlling_terminal: the child takes its terminal in a session of its own")
     theirs: list[int] = []
     streams: dict[str, IO[bytes] | None] = {}
     close_after: list[int] = []
@@ -347,6 +354,7 @@ def popen(
             dict(os.environ if env is None else env),
             start_new_session,
             list(pass_fds),
+            controlling_terminal,
         )
     finally:
         for fd in close_after:

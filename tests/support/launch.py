@@ -11,9 +11,11 @@ they would; it passes SIGTERM, SIGINT and SIGHUP on to the server, and ends with
 exit status (killed by the same signal when the server was). When the launcher is killed
 (SIGKILL cannot be passed on), the fork server kills the server: killing the process the
 command started kills its server, as it does when ``python`` is that process. When no fork
-server listens on ``SOCKET``, the launcher becomes ``python ARGS...`` (``exec``).
+server listens on ``SOCKET``, or ``ARGS`` are another use of ``python`` (an option first),
+the launcher becomes ``python ARGS...`` (``exec``).
 
-:func:`forkserver.server_command` builds the command line.
+:func:`forkserver.server_command` builds the command line; the fork server's children have a
+``sys.executable`` that runs it too (``zygote._python_shim``).
 """
 
 from __future__ import annotations
@@ -34,9 +36,8 @@ def main(argv: list[str]) -> int:
         how, rest = "code", args[1:]
     elif args and not args[0].startswith("-"):
         how, rest = "script", args
-    else:
-        print(f"launch.py: runs -m MODULE, -c CODE or SCRIPT, not {args!r}", file=sys.stderr)
-        return 2
+    else:  # another use of python (an option first, or none): python itself
+        os.execv(sys.executable, [sys.executable, *args])
     # The server's parent is the fork server: who started the launcher is said in its
     # environment, for a server that wants to know (servers/counting_server.py).
     env = {**os.environ, "TOOLNEXUS_TEST_STARTED_BY": str(os.getppid())}

@@ -20,6 +20,8 @@ from typing import IO, Any
 
 import pytest
 
+from support import forkserver
+
 __all__ = ["ANSI", "Terminal", "children", "default_sigint", "waits_for_input"]
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -73,15 +75,27 @@ class Terminal:
         import pty
 
         self.master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=slave,
-            stdout=slave if stdout is None else stdout,
-            stderr=slave,
-            env=env,
-            cwd=cwd,
-            preexec_fn=self.controlling_terminal,
-        )
+        self.proc: subprocess.Popen[bytes] | forkserver.Forked
+        if forkserver.handles(argv):  # forked, without the interpreter's start
+            self.proc = forkserver.popen(
+                argv,
+                stdin=slave,
+                stdout=slave if stdout is None else stdout,
+                stderr=slave,
+                env=env,
+                cwd=cwd,
+                controlling_terminal=True,
+            )
+        else:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=slave,
+                stdout=slave if stdout is None else stdout,
+                stderr=slave,
+                env=env,
+                cwd=cwd,
+                preexec_fn=self.controlling_terminal,
+            )
         os.close(slave)
         self.raw = b""
         self.cursor = 0  # where the previous wait_for matched, in the screen without colour codes

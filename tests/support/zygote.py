@@ -15,7 +15,12 @@ command under test starts as its server over stdio: each launcher connects, send
 request with its own three descriptors, and is answered ``{"pid": ...}``, then ``{"code": ...}``
 when the child ends. A launcher that goes away before its child ended (killed) takes the
 child with it: the child is sent SIGKILL, so killing the process a command started kills the
-server, as it would with a server started by ``python`` itself.
+server, as it would with a server started by ``python`` itself. A child's ``sys.executable``
+is a small script that runs ``launch.py`` (``_python_shim``), so what a command starts with
+``sys.executable`` (``toolnexus demo``'s server) is forked too.
+
+A request may ask that the child's stdin, a pty, become its controlling terminal
+(``controlling_terminal``), for the tests that type at a command.
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ import io
 import json
 import os
 import select
+import shlex
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 from typing import Any
 
@@ -69,8 +77,9 @@ def _text(fd: int, mode: str, errors: str, *, write_through: bool) -> io.TextIOW
     )
 
 
-def _become(request: dict[str, Any], fds: list[int]) -> None:
-    """In the child: take the request's descriptors, place, environment and arguments."""
+def _become(request: dict[str, Any], fds: list[int], python: str) -> None:
+    """In the child: take the request's descriptors, place, environment and arguments;
+    ``python`` is what the child's ``sys.executable`` names (see :func:`_python_shim`)."""
     if request["new_session"]:
         os.setsid()
     # Standard input, output and error, then the descriptors passed at the numbers they had
@@ -83,6 +92,10 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     for target, fd in zip(targets, moved, strict=True):
         os.dup2(fd, target)  # (inheritable, as subprocess.Popen leaves pass_fds)
         os.close(fd)
+    if request.get("controlling_terminal"):  # its stdin, a terminal, as its session's (a pty test)
+        import termios
+
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -91,6 +104,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> None:
     sys.stdin = _text(0, "r", "strict", write_through=False)
     sys.stdout = _text(1, "w", "strict", write_through=unbuffered)
     sys.stderr = _text(2, "w", "backslashreplace", write_through=True)
+    sys.executable = python
 
 
 def _run(request: dict[str, Any]) -> None:
@@ -118,9 +132,34 @@ def _run(request: dict[str, Any]) -> None:
         raise SystemExit(main())
 
 
+def _python_shim(directory: str, listen_path: str) -> str:
+    """A ``python`` for the children's ``sys.executable``: the processes a command starts with
+    ``sys.executable`` (``toolnexus demo``'s server, a docs example's agent) go through the fork
+    server too, by way of ``launch.py``, which runs any other use of ``python`` as itself."""
+    launch = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
+    path = os.path.join(directory, "python")
+    with open(path, "w", encoding="utf-8") as shim:
+        shim.write(
+            f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -S -I {shlex.quote(launch)} "
+            f'{shlex.quote(listen_path)} "$@"\n'
+        )
+    os.chmod(path, 0o755)
+    return path
+
+
 def serve(sock: socket.socket, listen_path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
+    zygote = os.getpid()
+    shims = tempfile.mkdtemp(prefix="toolnexus-zygote-")
+    try:
+        _serve(sock, listen_path, _python_shim(shims, listen_path))
+    finally:
+        if os.getpid() == zygote:  # (a child's exit passes through here too)
+            shutil.rmtree(shims, ignore_errors=True)
+
+
+def _serve(sock: socket.socket, listen_path: str, python: str) -> None:
     if threading.active_count() != 1:  # a fork would copy a thread's locks mid-use
         raise RuntimeError(f"the preload started threads: {threading.enumerate()}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -147,7 +186,7 @@ def serve(sock: socket.socket, listen_path: str) -> None:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.close(woken)
             os.close(wake)
-            _become(request, fds)
+            _become(request, fds, python)
             _run(request)
             raise SystemExit(0)
         for fd in fds:
