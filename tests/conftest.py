@@ -125,15 +125,6 @@ def target(request: pytest.FixtureRequest) -> Target:
     return url
 
 
-def stdio_server_parameters() -> StdioServerParameters:
-    """How ``mcp.Client`` starts the elicitation server as a stdio subprocess."""
-    from mcp import StdioServerParameters
-
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "servers.elicit_server", "stdio"], cwd=TESTS_DIR
-    )
-
-
 @pytest.fixture(scope="session")
 def stdio_fork_server() -> StdioServerParameters:
     """How ``mcp.Client`` starts the elicitation server as a stdio subprocess whose server is

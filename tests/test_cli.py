@@ -158,6 +158,8 @@ def run_session(session: Session, directory: Path, http_url: str) -> Session:
     if forkserver.handles(argv):  # a process of its own, without the interpreter's start
         session.result = forkserver.run(argv, input=session.stdin, env=env, cwd=directory, timeout=120)
         return session
+    # A shell line (a docs page's): its toolnexus and python go through the fork server too.
+    env["PATH"] = os.pathsep.join((str(forkserver.path_shims(directory / "bin")), env["PATH"]))
     session.result = subprocess.run(
         argv,
         input=session.stdin,

@@ -349,14 +349,11 @@ def children(pid: int) -> list[int]:
 def _kill_the_server_while_it_asks(tmp_path: Path, argv: list[str]) -> tuple[int, str, bytes]:
     """Run ``toolnexus call`` with stdin open and never written, kill its server once the
     question is on screen; the exit status, stderr and stdout."""
-    proc = subprocess.Popen(
+    proc = forkserver.popen(
         [TOOLNEXUS, "call", "--stdio", EDGE, *argv],
         stdin=subprocess.PIPE,  # open, and never written: the question waits
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=environment(tmp_path),
         cwd=tmp_path,
-        start_new_session=True,
     )
     assert proc.stderr is not None
     err = b""
@@ -371,9 +368,9 @@ def _kill_the_server_while_it_asks(tmp_path: Path, argv: list[str]) -> tuple[int
         servers = children(proc.pid)
         assert len(servers) == 1
         os.kill(servers[0], signal.SIGKILL)
-        proc.wait(timeout=60)  # stdin stays open: only the withdrawal can end the question
+        status = proc.wait(timeout=60)  # stdin stays open: only the withdrawal can end the question
         assert proc.stdout is not None
-        out = proc.stdout.read()
+        out: bytes = proc.stdout.read()
         err += proc.stderr.read()
     finally:
         if proc.poll() is None:
@@ -382,7 +379,7 @@ def _kill_the_server_while_it_asks(tmp_path: Path, argv: list[str]) -> tuple[int
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
-    return proc.returncode, err.decode(), out
+    return status, err.decode(), out
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
@@ -485,14 +482,11 @@ def test_a_server_that_never_answers_the_handshake_is_exit_3_after_connect_timeo
 
 
 def test_stdout_closed_in_the_middle_of_the_result_is_141(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+    proc = forkserver.popen(
         [TOOLNEXUS, "call", "--stdio", EDGE, "big", '{"lines": 200000}'],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=environment(tmp_path),
         cwd=tmp_path,
-        start_new_session=True,
     )
     assert proc.stdout is not None
     assert proc.stderr is not None

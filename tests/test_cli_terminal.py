@@ -18,7 +18,7 @@ import pytest
 
 from support import forkserver
 from support.environment import environment
-from support.terminal import ANSI, Terminal, children, default_sigint, waits_for_input
+from support.terminal import ANSI, Terminal, children, waits_for_input
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -68,14 +68,11 @@ def test_demo_at_an_interactive_terminal(tmp_path: Path) -> None:
     not Path(f"/proc/self/task/{os.getpid()}/children").exists(), reason="reads child processes from /proc"
 )
 def test_ctrl_c_outside_a_question_stops_the_command_with_130(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+    proc = forkserver.popen(  # (a forked command takes Ctrl-C as a new interpreter does)
         [sys.executable, "-m", "toolnexus", "call", "--stdio", "sleep 600", "any_tool"],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
-        preexec_fn=default_sigint,
     )
     try:
         # The server (a `sleep` that never answers) is started: the command waits on it.

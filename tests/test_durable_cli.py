@@ -296,12 +296,8 @@ def test_a_question_answered_elsewhere_meanwhile_is_said_once_and_skipped(url: s
     parked = toolnexus("call", "--url", url, "--park", str(store), "pair")
     assert parked.returncode == 0, parked.stderr
     key = parked.stdout.strip()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolnexus", "answer", str(store), key],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "NO_COLOR": "1"},
+    proc = forkserver.popen(
+        [sys.executable, "-m", "toolnexus", "answer", str(store), key], env={**os.environ, "NO_COLOR": "1"}
     )
     assert proc.stdin is not None
     assert proc.stdout is not None

@@ -8,6 +8,7 @@ The server is the project's own (``servers.elicit_server``); its journal shows w
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import uuid
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from mcp.client.session import ClientRequestContext
 from mcp_types import ElicitRequestFormParams, ElicitResult, ErrorData, TextContent
 
 from servers.harness import ERA_VERSIONS, Era, tag_of
+from support import forkserver
 from support.processes import TESTS_DIR, Processes
 from support.values import PROFILE
 from toolnexus import Answer, Request
@@ -95,9 +97,11 @@ async def test_fastmcp_client_in_both_eras(transport: str, era: Era, request: py
     wait_for = Scripted(secret)
     target: Any
     if transport == "stdio":
-        target = StdioTransport(
-            sys.executable, ["-m", "servers.elicit_server", "stdio"], cwd=str(TESTS_DIR), keep_alive=False
+        forkserver.start()  # the server forked by the fork server: a second of CPU less than a new one
+        command, *args = shlex.split(
+            forkserver.server_command([sys.executable, "-m", "servers.elicit_server", "stdio"])
         )
+        target = StdioTransport(command, args, cwd=str(TESTS_DIR), keep_alive=False)
     else:
         target = request.getfixturevalue("http_server_url")
     cases = CASES + (LEGACY_CASES if era == "legacy" else [])

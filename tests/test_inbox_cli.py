@@ -13,19 +13,18 @@ import httpx2 as httpx
 import pytest
 
 from servers.inbox_server import in_a_thread, park
+from support import forkserver
 from toolnexus.durable import SqliteStore
 
 
-def start(*argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+def start(*argv: str) -> forkserver.Forked:
+    """``python -m toolnexus inbox ARGV...``, forked by the fork server (whose children take
+    Ctrl-C as a new interpreter does, even where this run inherited SIGINT ignored)."""
+    return forkserver.popen(
         [sys.executable, "-m", "toolnexus", "inbox", *argv],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "NO_COLOR": "1"},
-        # Ctrl-C's default action, even when this run inherited SIGINT ignored (a background job)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

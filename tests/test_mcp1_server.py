@@ -76,8 +76,10 @@ def test_the_command_keeps_an_mcp1_servers_refusal_of_the_probe_off_the_terminal
     ``server/discover`` probe on its stderr; the command says so in one line instead."""
     import sys
 
+    from support import forkserver
+
     toolnexus = str(Path(sys.executable).with_name("toolnexus"))
-    done = subprocess.run(
+    done = forkserver.run(
         [toolnexus, "call", "--stdio", f"{mcp1_python} {SERVER}", "contact"],
         input="ada@example.com\n\n36\n\n\n",
         capture_output=True,

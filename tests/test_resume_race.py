@@ -40,18 +40,12 @@ def test_two_resumes_at_once_run_the_tool_body_once(tmp_path: Path) -> None:
     path = tmp_path / "calls.db"
     counts = tmp_path / "runs"
     key = anyio.run(_park, path)
-    forkserver.start()  # the servers are forked by it (support/launch.py); the resumes are not
     server = forkserver.server_command(
         [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(counts)]
     )
     argv = [sys.executable, "-m", "toolnexus", "resume", str(path), key, "--stdio", server]
     env = {**os.environ, "NO_COLOR": "1"}
-    procs = [
-        subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, text=True
-        )
-        for _ in range(2)
-    ]
+    procs = [forkserver.popen(argv, stdin=subprocess.DEVNULL, env=env, text=True) for _ in range(2)]
     ended = [proc.communicate(timeout=240) for proc in procs]
     codes = sorted((proc.returncode, out, err) for proc, (out, err) in zip(procs, ended, strict=True))
     (won, won_out, won_err), (refused, refused_out, refused_err) = codes

@@ -8,6 +8,7 @@ on the retry; visiting one of its URLs makes it send ``notifications/elicitation
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 import threading
 import urllib.request
@@ -21,6 +22,7 @@ import anyio.to_thread
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
+from support import forkserver
 from toolnexus import Answer, Request
 from toolnexus.mcp import (
     ElicitationCompletions,
@@ -47,7 +49,9 @@ def edge_target(request: pytest.FixtureRequest) -> Any:
         from servers.edge_server import build_server
 
         return build_server()
-    return StdioServerParameters(command=sys.executable, args=[str(EDGE_SERVER)])
+    forkserver.start()  # the server forked by the fork server: a second of CPU less than a new one
+    command, *args = shlex.split(forkserver.server_command([sys.executable, str(EDGE_SERVER)]))
+    return StdioServerParameters(command=command, args=args)
 
 
 @asynccontextmanager

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["LAUNCH_SOCKET", "Forked", "handles", "popen", "run", "server_command", "start"]
+__all__ = ["LAUNCH_SOCKET", "Forked", "handles", "path_shims", "popen", "run", "server_command", "start"]
 
 PIPE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL
@@ -43,9 +43,14 @@ TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
 class Forked:
     """A process forked by the fork server: the part of ``subprocess.Popen`` the tests use."""
 
-    def __init__(self, pid: int, args: list[str], streams: dict[str, IO[bytes] | None]) -> None:
+    def __init__(
+        self, pid: int, args: list[str], streams: dict[str, IO[Any] | None], *, text: bool = False
+    ) -> None:
         self.pid = pid
         self.args = args
+        self.text = text
+        """Whether the pipes are text (``text=True``): ``str`` through them and from
+        :meth:`communicate`, universal newlines, as ``subprocess.Popen`` gives them."""
         self.stdin = streams["stdin"]
         self.stdout = streams["stdout"]
         self.stderr = streams["stderr"]
@@ -76,10 +81,15 @@ class Forked:
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
 
-    def communicate(self, input: bytes | None = None, timeout: float | None = None) -> tuple[bytes, bytes]:
-        """Write ``input`` (then close stdin), read stdout and stderr to their ends, wait."""
+    def communicate(self, input: bytes | str | None = None, timeout: float | None = None) -> tuple[Any, Any]:
+        """Write ``input`` (then close stdin), read stdout and stderr to their ends, wait; the
+        two outputs as ``bytes``, or as ``str`` when the pipes are text."""
         deadline = None if timeout is None else time.monotonic() + timeout
         chunks: dict[int, list[bytes]] = {}
+        if isinstance(input, str):
+            input = input.encode()
+        if self.stdin is not None and self.text:
+            self.stdin.flush()
         pending = memoryview(input or b"")
         with selectors.DefaultSelector() as selector:
             if self.stdin is not None:
@@ -119,6 +129,8 @@ class Forked:
                 stream.close()
         left = None if deadline is None else max(0.0, deadline - time.monotonic())
         self.wait(left)
+        if self.text:
+            return _text(out), _text(err)
         return out, err
 
 
@@ -286,6 +298,23 @@ def server_command(argv: list[str]) -> str:
     return shlex.join([sys.executable, "-S", "-I", launch, LAUNCH_SOCKET, *argv[1:]])
 
 
+def path_shims(directory: Path) -> Path:
+    """Write ``directory/python`` and ``directory/toolnexus``, which run this interpreter and
+    the command through the fork server (:func:`server_command`'s launcher), and return
+    ``directory``: put first on ``PATH`` for a shell line under test (a docs page's), whose
+    ``toolnexus`` and ``python`` then cost milliseconds, not a second and more, each."""
+    start()
+    directory.mkdir(parents=True, exist_ok=True)
+    launch = shlex.join(
+        [sys.executable, "-S", "-I", str(Path(__file__).with_name("launch.py")), LAUNCH_SOCKET]
+    )
+    for name, runs in (("python", '"$@"'), ("toolnexus", '-m toolnexus "$@"')):
+        shim = directory / name
+        shim.write_text(f"#!/bin/sh\nexec {launch} {runs}\n", encoding="utf-8")
+        shim.chmod(0o755)
+    return directory
+
+
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -311,27 +340,33 @@ def popen(
     start_new_session: bool = True,
     pass_fds: tuple[int, ...] = (),
     controlling_terminal: bool = False,
+    text: bool = False,
 ) -> Forked:
     """Like ``subprocess.Popen(argv, ...)`` for a command of this interpreter (see the module);
     ``pass_fds`` are given to the child at the same numbers, as ``subprocess.Popen`` does.
     With ``controlling_terminal``, the child's stdin (a pty's slave side) becomes the
-    controlling terminal of its new session, as a shell's job has its terminal."""
+    controlling terminal of its new session, as a shell's job has its terminal. With ``text``,
+    the pipes are text (UTF-8, universal newlines when read), as ``subprocess.Popen`` makes them."""
     how, args = _how(argv)
     if controlling_terminal and not start_new_session:
         raise ValueError("controlling_terminal: the child takes its terminal in a session of its own")
     theirs: list[int] = []
-    streams: dict[str, IO[bytes] | None] = {}
+    streams: dict[str, IO[Any] | None] = {}
     close_after: list[int] = []
     for number, (name, spec, reading) in enumerate(
         (("stdin", stdin, False), ("stdout", stdout, True), ("stderr", stderr, True))
     ):
-        stream: IO[bytes] | None = None
+        stream: IO[Any] | None = None
         if spec is None:  # this process's own, as subprocess.Popen leaves it
             child_end = number
         elif spec == PIPE:
             read_end, write_end = os.pipe()
             mine, child_end = (read_end, write_end) if reading else (write_end, read_end)
-            stream = os.fdopen(mine, "rb" if reading else "wb", buffering=0)
+            stream = (
+                os.fdopen(mine, "r" if reading else "w", encoding="utf-8", newline=None if reading else "")
+                if text
+                else os.fdopen(mine, "rb" if reading else "wb", buffering=0)
+            )
             close_after.append(child_end)
         elif spec == DEVNULL:
             child_end = os.open(os.devnull, os.O_WRONLY if reading else os.O_RDONLY)
@@ -359,7 +394,7 @@ def popen(
     finally:
         for fd in close_after:
             os.close(fd)
-    child = Forked(pid, argv, streams)
+    child = Forked(pid, argv, streams, text=text)
     server.register(child)
     return child
 
