@@ -71,6 +71,69 @@ def park(spec: str, count: int) -> list[str]:
     return anyio.run(_park, spec, count)
 
 
+class Parked:
+    """:data:`CALLS` calls parked once per kind of store and copied into each later test's
+    store (a file, a database from a template): parking is the same work each time, about
+    3 s of CPU."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.copies: dict[str, tuple[str, list[str]]] = {}  # kind: the copy, and its keys
+        self.postgres: str | None = None  # a database on the server that holds the copy
+
+    def into(self, spec: str) -> list[str]:
+        """The calls parked in the empty store at ``spec``; their keys."""
+        import shutil
+
+        kind = "postgres" if spec.startswith("postgresql://") else "sqlite"
+        if kind not in self.copies:
+            keys = park(spec, CALLS)
+            if kind == "postgres":
+                copy = "parked_" + os.urandom(6).hex()
+                self.postgres = spec
+                _admin(spec, f"CREATE DATABASE {copy} TEMPLATE {_database(spec)}")
+            else:
+                copy = str(self.directory / "calls.db")
+                shutil.copyfile(spec, copy)
+            self.copies[kind] = (copy, keys)
+            return keys
+        copy, keys = self.copies[kind]
+        if kind == "postgres":
+            _admin(spec, f"DROP DATABASE {_database(spec)} WITH (FORCE)")
+            _admin(spec, f"CREATE DATABASE {_database(spec)} TEMPLATE {copy}")
+        else:
+            shutil.copyfile(copy, spec)
+        return keys
+
+    def drop(self) -> None:
+        if self.postgres is not None:
+            copy, _ = self.copies["postgres"]
+            _admin(self.postgres, f"DROP DATABASE IF EXISTS {copy} WITH (FORCE)")
+
+
+def _database(spec: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(spec).path[1:]
+
+
+def _admin(spec: str, statement: str) -> None:
+    """Run ``statement`` on the server of ``spec``, connected to its ``postgres`` database."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    with psycopg.connect(urlunsplit(urlsplit(spec)._replace(path="/postgres")), autocommit=True) as conn:
+        conn.execute(statement)
+
+
+@pytest.fixture(scope="module")
+def parked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Parked]:
+    made = Parked(tmp_path_factory.mktemp("parked"))
+    yield made
+    made.drop()
+
+
 class Workers:
     """``toolnexus worker`` processes on one store, started and killed at will."""
 
@@ -178,8 +241,10 @@ def runs(count_file: Path) -> dict[int, list[int]]:
     return by_job
 
 
-def test_four_workers_resume_a_thousand_calls_each_exactly_once(spec: str, workers: Workers) -> None:
-    keys = park(spec, CALLS)
+def test_four_workers_resume_a_thousand_calls_each_exactly_once(
+    spec: str, workers: Workers, parked: Parked
+) -> None:
+    keys = parked.into(spec)
     for _ in range(4):
         workers.start()
     recorders = record_from_other_processes(spec, keys)
@@ -201,10 +266,10 @@ def test_four_workers_resume_a_thousand_calls_each_exactly_once(spec: str, worke
 
 
 def test_workers_killed_at_random_lose_nothing_and_rerun_only_what_the_guarantee_allows(
-    spec: str, workers: Workers
+    spec: str, workers: Workers, parked: Parked
 ) -> None:
     workers.lease = 3  # a killed worker's call is taken over 3 s after its last renewal
-    keys = park(spec, CALLS)
+    keys = parked.into(spec)
     rng = random.Random(os.getpid())
     for _ in range(4):
         workers.start()
