@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from support import launch
+
 __all__ = ["LAUNCH_SOCKET", "Forked", "handles", "path_shims", "popen", "run", "server_command", "start"]
 
 PIPE = subprocess.PIPE
@@ -294,8 +296,7 @@ def server_command(argv: list[str]) -> str:
     how, _ = _how(argv)
     if how == "entry":
         raise ValueError("server_command: a server is started with python, not the toolnexus command")
-    launch = str(Path(__file__).with_name("launch.py"))
-    return shlex.join([sys.executable, "-S", "-I", launch, LAUNCH_SOCKET, *argv[1:]])
+    return shlex.join(launch.command(LAUNCH_SOCKET, *argv[1:]))
 
 
 def path_shims(directory: Path) -> Path:
@@ -305,13 +306,8 @@ def path_shims(directory: Path) -> Path:
     ``toolnexus`` and ``python`` then cost milliseconds, not a second and more, each."""
     start()
     directory.mkdir(parents=True, exist_ok=True)
-    launch = shlex.join(
-        [sys.executable, "-S", "-I", str(Path(__file__).with_name("launch.py")), LAUNCH_SOCKET]
-    )
-    for name, runs in (("python", '"$@"'), ("toolnexus", '-m toolnexus "$@"')):
-        shim = directory / name
-        shim.write_text(f"#!/bin/sh\nexec {launch} {runs}\n", encoding="utf-8")
-        shim.chmod(0o755)
+    launch.write_shim(str(directory / "python"), LAUNCH_SOCKET)
+    launch.write_shim(str(directory / "toolnexus"), LAUNCH_SOCKET, "-m", "toolnexus")
     return directory
 
 

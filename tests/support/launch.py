@@ -23,9 +23,26 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import socket
 import sys
+
+
+def command(socket_path: str, *args: str) -> list[str]:
+    """The command line that runs ``python ARGS...`` through the fork server listening on
+    ``socket_path``, by way of this launcher (with ``sys.executable``, the real interpreter)."""
+    return [sys.executable, "-S", "-I", os.path.abspath(__file__), socket_path, *args]
+
+
+def write_shim(path: str, socket_path: str, *args: str) -> str:
+    """Write an executable ``path`` (a shell script) that runs ``python ARGS...`` followed by its
+    own arguments through the fork server at ``socket_path``: a ``python`` (no ``ARGS``) or a
+    ``toolnexus`` (``-m toolnexus``) that costs milliseconds, not a second, to start."""
+    with open(path, "w", encoding="utf-8") as shim:
+        shim.write(f'#!/bin/sh\nexec {shlex.join(command(socket_path, *args))} "$@"\n')
+    os.chmod(path, 0o755)
+    return path
 
 
 def main(argv: list[str]) -> int:

@@ -33,7 +33,6 @@ import io
 import json
 import os
 import select
-import shlex
 import shutil
 import signal
 import socket
@@ -136,15 +135,11 @@ def _python_shim(directory: str, listen_path: str) -> str:
     """A ``python`` for the children's ``sys.executable``: the processes a command starts with
     ``sys.executable`` (``toolnexus demo``'s server, a docs example's agent) go through the fork
     server too, by way of ``launch.py``, which runs any other use of ``python`` as itself."""
-    launch = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py")
-    path = os.path.join(directory, "python")
-    with open(path, "w", encoding="utf-8") as shim:
-        shim.write(
-            f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -S -I {shlex.quote(launch)} "
-            f'{shlex.quote(listen_path)} "$@"\n'
-        )
-    os.chmod(path, 0o755)
-    return path
+    # launch.py, beside this file: this process runs as a script, so its folder is on the
+    # path, where the tests' is not (mypy knows the module as support.launch).
+    import launch  # type: ignore[import-not-found]
+
+    return str(launch.write_shim(os.path.join(directory, "python"), listen_path))
 
 
 def serve(sock: socket.socket, listen_path: str) -> None:
