@@ -5,7 +5,6 @@ FastMCP's own handler wrapper, each measuring the loop's longest stall."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -18,6 +17,7 @@ from mcp.client.session import ClientRequestContext
 from mcp_types import ElicitRequestFormParams, ElicitResult
 
 from servers.raw_form_server import build_raw_server
+from support import cpu
 from toolnexus import Answer, Request
 from toolnexus.fastmcp import ANSWERS_BELOW_FASTMCP, elicitation_handler
 from toolnexus.mcp import CallbackOptions, elicitation_callback
@@ -57,16 +57,17 @@ SCHEMAS = {"backtracking": BACKTRACKING, "chain": one_of_chain(18), "plain": PLA
 async def longest_stall(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float]:
     """``work()``'s result and the longest the event loop went without running a ticker,
     counted in the loop thread's CPU time: what the loop itself did between two ticks, not
-    the time a loaded machine left the process waiting for a core."""
+    the time a loaded machine left the process waiting for a core, nor the interpreter's
+    garbage collections (support/cpu.py)."""
     longest = 0.0
     done = anyio.Event()
 
     async def ticker() -> None:
         nonlocal longest
-        last = time.thread_time()
+        last = cpu.thread_time()
         while not done.is_set():
             await anyio.sleep(0.002)
-            now = time.thread_time()
+            now = cpu.thread_time()
             longest = max(longest, now - last)
             last = now
 
