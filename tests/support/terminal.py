@@ -75,27 +75,18 @@ class Terminal:
         import pty
 
         self.master, slave = pty.openpty()
+        where: dict[str, Any] = {  # the terminal for stdin and stderr (stdout too, unless given)
+            "stdin": slave,
+            "stdout": slave if stdout is None else stdout,
+            "stderr": slave,
+            "env": env,
+            "cwd": cwd,
+        }
         self.proc: subprocess.Popen[bytes] | forkserver.Forked
         if forkserver.handles(argv):  # forked, without the interpreter's start
-            self.proc = forkserver.popen(
-                argv,
-                stdin=slave,
-                stdout=slave if stdout is None else stdout,
-                stderr=slave,
-                env=env,
-                cwd=cwd,
-                controlling_terminal=True,
-            )
+            self.proc = forkserver.popen(argv, controlling_terminal=True, **where)
         else:
-            self.proc = subprocess.Popen(
-                argv,
-                stdin=slave,
-                stdout=slave if stdout is None else stdout,
-                stderr=slave,
-                env=env,
-                cwd=cwd,
-                preexec_fn=self.controlling_terminal,
-            )
+            self.proc = subprocess.Popen(argv, preexec_fn=self.controlling_terminal, **where)
         os.close(slave)
         self.raw = b""
         self.cursor = 0  # where the previous wait_for matched, in the screen without colour codes
