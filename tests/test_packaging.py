@@ -42,10 +42,11 @@ def _name(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", match.group(0)).lower()
 
 
-def _third_party_imports() -> dict[str, set[str]]:
-    """Top-level names of the modules src/ imports that are neither the standard library nor ours."""
+def _third_party_imports(*roots: Path) -> dict[str, set[str]]:
+    """Top-level names of the modules the files under ``roots`` (src/ when none) import that
+    are neither the standard library nor ours, each with the files that import it."""
     found: dict[str, set[str]] = {}
-    for path in sorted(SRC.rglob("*.py")):
+    for path in sorted(path for root in roots or (SRC,) for path in root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -55,7 +56,7 @@ def _third_party_imports() -> dict[str, set[str]]:
                 continue
             for name in names:
                 top = name.partition(".")[0]
-                if top in sys.stdlib_module_names or top == "toolnexus":
+                if top in sys.stdlib_module_names or top in ("toolnexus", "support", "servers"):
                     continue
                 found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
     return found
@@ -105,3 +106,28 @@ def test_developer_tools_are_dependency_groups_not_extras() -> None:
 def test_the_classifiers_say_pytest_posix_and_typed() -> None:
     classifiers = _pyproject()["project"]["classifiers"]
     assert {"Framework :: Pytest", "Operating System :: POSIX", "Typing :: Typed"} <= set(classifiers)
+
+
+def test_mypy_follows_every_package_our_modules_import() -> None:
+    """pyproject.toml tells mypy not to follow some packages (their types become ``Any``), to
+    halve its time: only packages our code reaches through others, and pydantic-ai, which one
+    test drives. A module of ours that starts importing one of the others would lose its
+    type checks without a word; this says so."""
+    tool = _pyproject()["tool"]
+    skipped = {
+        pattern.removesuffix(".*")
+        for override in tool["mypy"]["overrides"]
+        if override.get("follow_imports") == "skip"
+        for pattern in override["module"]
+    }
+    assert "beartype" in skipped  # the override is read
+    checked = [ROOT / path for path in tool["mypy"]["files"]]
+    imported = _third_party_imports(*checked)
+    assert {"mcp", "pytest", "playwright"} <= imported.keys()  # the tests and scripts are read
+    allowed = {"pydantic_ai": {"tests/test_fastmcp.py"}}
+    unchecked = {
+        name: sorted(where - allowed.get(name, set()))
+        for name, where in imported.items()
+        if name in skipped and where - allowed.get(name, set())
+    }
+    assert not unchecked, f"imported by our modules, but mypy does not follow them: {unchecked}"
