@@ -60,9 +60,8 @@ class _Offline:
     skip_scripts: tuple[str, ...] = ()
     """Local scripts not to load (no part of what a test looks at, and slow to parse)."""
 
-    def __init__(self, chromium: Browser) -> None:
-        self.context = chromium.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-        self.page = self.context.new_page()
+    def __init__(self, page: Page) -> None:
+        self.page = page
         self.elsewhere: list[str] = []
         self.errors: list[str] = []
         self.page.route("**/*", self._route)
@@ -80,13 +79,24 @@ class _Offline:
             route.abort()
 
 
-@pytest.fixture
-def offline(browser: Browser) -> Iterator[_Offline]:  # noqa: F811 - the fixture above
-    opened = _Offline(browser)
+@pytest.fixture(scope="module")
+def tab(browser: Browser) -> Iterator[_Offline]:  # noqa: F811 - the fixture above
+    """The module's page: a new page costs about 2 s of Chromium's CPU (support/browser.py)."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
-        yield opened
+        yield _Offline(context.new_page())
     finally:
-        opened.context.close()
+        context.close()
+
+
+@pytest.fixture
+def offline(tab: _Offline) -> _Offline:
+    """The module's page, blank, with nothing recorded and every local script loaded."""
+    tab.page.goto("about:blank")
+    tab.skip_scripts = ()
+    tab.elsewhere.clear()
+    tab.errors.clear()
+    return tab
 
 
 def _diagrams(page: Page) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, expect
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Error, Page, Request, expect
 
 from servers.inbox_server import in_a_thread, park, resume
 from support.axe import ensure_axe
@@ -117,11 +117,29 @@ class Watched:
     requests: list[str]
 
 
-@pytest.fixture
-def watched(browser: Browser, served: Inbox) -> Iterator[Watched]:
-    """A signed-in page in a context of its own, every dialog, console error and request noted."""
+@pytest.fixture(scope="module")
+def tab(browser: Browser) -> Iterator[Page]:
+    """The page of the module's tests that need no context options of their own: a new page
+    costs about 2 s of Chromium's CPU, a navigation a fraction of that (support/browser.py)."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
-    page = context.new_page()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def fresh(tab: Page) -> Page:
+    """The module's page, blank and signed out: no cookie, nothing of the test before."""
+    tab.goto("about:blank")
+    tab.context.clear_cookies()
+    return tab
+
+
+@pytest.fixture
+def watched(fresh: Page, served: Inbox) -> Iterator[Watched]:
+    """A signed-in page, every dialog, console error and request noted (for this test alone)."""
+    page = fresh
     seen = Watched(page, [], [], [])
 
     def on_dialog(dialog: Dialog) -> None:
@@ -133,16 +151,25 @@ def watched(browser: Browser, served: Inbox) -> Iterator[Watched]:
         if message.type == "error" and "status of 422" not in message.text:
             seen.errors.append(message.text)
 
+    def on_error(error: Error) -> None:
+        seen.errors.append(str(error))
+
+    def on_request(request: Request) -> None:
+        seen.requests.append(request.url)
+
     page.on("dialog", on_dialog)
     page.on("console", on_console)
-    page.on("pageerror", lambda error: seen.errors.append(str(error)))
-    page.on("request", lambda request: seen.requests.append(request.url))
-    page.goto(f"{served.url}/?token={TOKEN}")
-    assert page.url == f"{served.url}/"  # the token left the address for a cookie
+    page.on("pageerror", on_error)
+    page.on("request", on_request)
     try:
+        page.goto(f"{served.url}/?token={TOKEN}")
+        assert page.url == f"{served.url}/"  # the token left the address for a cookie
         yield seen
-    finally:
-        context.close()
+    finally:  # the page goes on to the next test
+        page.remove_listener("dialog", on_dialog)
+        page.remove_listener("console", on_console)
+        page.remove_listener("pageerror", on_error)
+        page.remove_listener("request", on_request)
 
 
 def screenshot(page: Page, tmp_path: Path, name: str) -> None:
@@ -461,21 +488,17 @@ def test_no_serious_accessibility_violation(browser: Browser, served: Inbox) -> 
         context.close()
 
 
-def test_refused_without_the_token_with_a_wrong_host_or_without_csrf(browser: Browser, served: Inbox) -> None:
+def test_refused_without_the_token_with_a_wrong_host_or_without_csrf(fresh: Page, served: Inbox) -> None:
     key = served.park("sign_in", {"tag": "refused"})
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        response = page.goto(f"{served.url}/calls/{key}")  # no token, no cookie
-        assert response is not None
-        assert response.status == 403
-        expect(page.locator("body")).to_contain_text("needs its access token")
-        page.goto(f"{served.url}/?token={TOKEN}")
-        (request,) = served.store.get(key).requests
-        posted = page.request.post(f"{served.url}/calls/{key}/{request.id}", form={"action": "accept"})
-        assert posted.status == 403  # the cookie, but no CSRF token
-    finally:
-        context.close()
+    page = fresh
+    response = page.goto(f"{served.url}/calls/{key}")  # no token, no cookie
+    assert response is not None
+    assert response.status == 403
+    expect(page.locator("body")).to_contain_text("needs its access token")
+    page.goto(f"{served.url}/?token={TOKEN}")
+    (request,) = served.store.get(key).requests
+    posted = page.request.post(f"{served.url}/calls/{key}/{request.id}", form={"action": "accept"})
+    assert posted.status == 403  # the cookie, but no CSRF token
     host = served.url.removeprefix("http://")
     rebound = httpx.get(
         f"{served.url}/?token={TOKEN}", headers={"host": f"evil.example:{host.split(':')[1]}"}

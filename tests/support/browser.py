@@ -2,9 +2,11 @@
 
 Playwright's own browser download is not reachable here, so Chromium is launched from the
 system with ``executable_path``; the test command installs it (``apt-get install chromium``)
-when missing. One browser per test module, shared by its tests: each test opens its own
-context (its own cookies), which costs milliseconds where a browser start costs a second.
-Not one per session: while Playwright's sync API runs it holds an asyncio event loop running
+when missing. One browser per test module, shared by its tests. A new context costs about
+2 s of Chromium's CPU (its own profile, set up by the browser process), a new page in an open
+context about 0.4 s and a navigation less (measured): a module opens one context for the
+tests that need no options of their own, and each test a page in it, its cookies cleared.
+Not one browser per session: while Playwright's sync API runs it holds an asyncio event loop running
 in the main thread, and every later test of the session that runs a loop there
 (``anyio.run``, ``asyncio.run``, pytest's anyio plugin) would fail; at the end of the module
 it stops, and the thread is free again. Inside such a module, run async code in a thread of
@@ -16,6 +18,10 @@ from support.browser import browser, launch  # the fixture, and the launcher for
 def test_page(browser: Browser) -> None:
     page = browser.new_context().new_page()
 ```
+
+Each navigation keeps its renderer and no back-forward cache keeps the page it left (the
+``--disable-features`` of [ARGS][]): the tests never go back, and the docs' thirty pages cost
+a fifth less of Chromium's CPU (24 s to 19 s, measured).
 """
 
 from __future__ import annotations
@@ -42,8 +48,9 @@ ARGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-features=BackForwardCache,RenderDocument,ProactivelySwapBrowsingInstance",
 )
-"""Headless, as root, with nothing that calls home."""
+"""Headless, as root, with nothing that calls home; a navigation keeps its renderer."""
 
 
 def launch(playwright: Playwright) -> Browser:
