@@ -2,10 +2,10 @@
 
 Playwright's own browser download is not reachable here, so Chromium is launched from the
 system with ``executable_path``; the test command installs it (``apt-get install chromium``)
-when missing. One browser per test module, shared by its tests. A new context costs about
-2 s of Chromium's CPU (its own profile, set up by the browser process), a new page in an open
-context about 0.4 s and a navigation less (measured): a module opens one context for the
-tests that need no options of their own, and each test a page in it, its cookies cleared.
+when missing. One browser per test module, shared by its tests. A new page costs about 2 s
+of Chromium's CPU (0.4 s to open it, then about a second of the browser's own work), a new
+context next to nothing, a navigation a fraction (measured): a module keeps one page for the
+tests that need no context options of their own, each starting it blank, cookies cleared.
 Not one browser per session: while Playwright's sync API runs it holds an asyncio event loop running
 in the main thread, and every later test of the session that runs a loop there
 (``anyio.run``, ``asyncio.run``, pytest's anyio plugin) would fail; at the end of the module
