@@ -28,6 +28,7 @@ from servers.edge_server import HOSTILE, HOSTILE_FIELDS
 from support import forkserver
 from support.environment import environment as support_environment
 from support.http_process import http_server_process
+from support.processes import Processes
 
 PYTHON = sys.executable
 TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
@@ -619,3 +620,45 @@ def test_the_report_of_an_answer_given_without_asking_is_escaped(runs: dict[str,
         assert escaped in report, report
     for raw in ("\u202e", "\u009b", "\u200b"):
         assert raw not in r.stderr
+
+
+# --- a Ctrl-C while the command still loads the SDK ---------------------------------------
+
+CTRL_C_AS_THE_SDK_LOADS = '''
+"""A Ctrl-C (SIGINT to this process) the moment the SDK or pydantic starts loading, whichever
+comes first (a test's sitecustomize)."""
+import os
+import signal
+import sys
+
+
+class _CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("mcp", "mcp_types", "pydantic"):
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, _CtrlC())
+'''
+
+
+@pytest.mark.parametrize("how", ["script", "python -m"])
+def test_a_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(
+    tmp_path: Path, how: str, processes: Processes
+) -> None:
+    # A new interpreter, not the fork server's (which has the SDK loaded already): the SDK
+    # takes about a second to load, a window in which a Ctrl-C printed Python's traceback
+    # (``import toolnexus`` loaded the SDK's types before ``main`` could handle one).
+    (tmp_path / "sitecustomize.py").write_text(CTRL_C_AS_THE_SDK_LOADS, encoding="utf-8")
+    command = (
+        [str(Path(sys.executable).parent / "toolnexus")]
+        if how == "script"
+        else [sys.executable, "-m", "toolnexus"]
+    )
+    done = processes.run(
+        [*command, "tools", "--stdio", "true"],  # never reached: interrupted before it connects
+        env=environment(tmp_path, PYTHONPATH=str(tmp_path)),
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "toolnexus: interrupted\n", "")

@@ -1,5 +1,6 @@
-"""Importing toolnexus loads the SDK's wire types, never its transport stack, jsonschema or
-FastMCP (only ``toolnexus.fastmcp`` imports FastMCP)."""
+"""Importing toolnexus, or the command's entry point ``toolnexus.cli``, loads nothing of the SDK
+(each name is loaded when first used); ``toolnexus.mcp`` loads the SDK's wire types, never its
+transport stack, jsonschema or FastMCP (only ``toolnexus.fastmcp`` imports FastMCP)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,38 @@ def test_the_probe_sees_heavy_modules_when_they_are_loaded(processes: Processes)
     code = PROBE.format(module="mcp.client", heavy=HEAVY)
     out = processes.python(code, check=True).stdout
     assert "mcp.client" in json.loads(out)
+
+
+@pytest.mark.parametrize("module", ["toolnexus", "toolnexus.cli"])
+def test_the_package_and_the_commands_entry_point_load_nothing_of_the_sdk(
+    module: str, processes: Processes
+) -> None:
+    # So that the command can treat a Ctrl-C while the SDK loads as any other interruption
+    # (tests/test_cli_edges.py), and a host pays for what it uses.
+    code = PROBE.format(module=module, heavy=[*HEAVY, "mcp", "mcp_types", "pydantic"])
+    out = processes.python(code, check=True).stdout
+    assert json.loads(out) == []
+
+
+@pytest.mark.parametrize("module", ["toolnexus", "toolnexus.cli"])
+def test_every_public_name_is_there_when_used(module: str) -> None:
+    import importlib
+
+    imported = importlib.import_module(module)
+    for name in imported.__all__:
+        assert getattr(imported, name) is not None, name
+    assert set(imported.__all__) <= set(dir(imported))
+    with pytest.raises(AttributeError, match=f"module '{module}' has no attribute 'nope'"):
+        imported.nope  # noqa: B018 - the lookup is the test
+
+
+def test_a_name_loaded_when_used_is_its_homes_own() -> None:
+    import toolnexus
+    import toolnexus.cli
+    from toolnexus._wire import Answer
+    from toolnexus.cli._commands import COMMANDS
+    from toolnexus.mcp import elicitation_callback
+
+    assert toolnexus.Answer is Answer
+    assert toolnexus.elicitation_callback is elicitation_callback
+    assert toolnexus.cli.COMMANDS is COMMANDS

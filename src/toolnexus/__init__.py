@@ -8,11 +8,15 @@ resolver for every source of questions.
 
 from __future__ import annotations
 
-from ._errors import ToolnexusError
-from ._log import log_traffic
-from ._wire import Answer, Reason, Request
-from .forms import sensitive_fields, validate_content
-from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._errors import ToolnexusError
+    from ._log import log_traffic
+    from ._wire import Answer, Reason, Request
+    from .forms import sensitive_fields, validate_content
+    from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request
 
 __all__ = [
     "Answer",
@@ -29,3 +33,32 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# Each name's home, imported when the name is first used (PEP 562): ``import toolnexus`` (and
+# so ``toolnexus.cli``, the command's entry point) loads none of the SDK, and the command can
+# treat a Ctrl-C while the SDK loads as any other interruption.
+_HOMES = {
+    "Answer": "._wire",
+    "Reason": "._wire",
+    "Request": "._wire",
+    "ToolnexusError": "._errors",
+    "answer_to_elicit_result": ".mcp",
+    "elicitation_callback": ".mcp",
+    "elicitation_to_request": ".mcp",
+    "log_traffic": "._log",
+    "sensitive_fields": ".forms",
+    "validate_content": ".forms",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # the next use is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,7 +26,8 @@ How the package is built (each module imports only the ones listed before it):
   store helpers);
 - one module per subcommand (``_demo``, ``_call`` with ``_park``, ``_tools``, ``_pending``,
   ``_answer``, ``_resume``, ``_worker``, ``_inbox``), each exporting ``COMMAND``;
-- ``_commands``: the one registry, ``COMMANDS``; ``_main``: the parser and ``main``.
+- ``_commands``: the one registry, ``COMMANDS``; ``_main``: the parser, and ``run``, the one
+  place failures become exit statuses. ``main`` (here) loads them, and with them the SDK.
 
 Adding a subcommand: a module ``_NAME.py`` in this package with its arguments, its run
 function and a ``COMMAND``:
@@ -61,6 +62,11 @@ answers questions), so every way its connection ends is one line and exit 3 as w
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 from ._base import (
     EXIT_BROKEN_PIPE,
     EXIT_CONNECTION,
@@ -72,8 +78,10 @@ from ._base import (
     Command,
     Context,
 )
-from ._commands import COMMANDS
-from ._main import build_parser, main
+
+if TYPE_CHECKING:
+    from ._commands import COMMANDS
+    from ._main import build_parser
 
 __all__ = [
     "COMMANDS",
@@ -89,3 +97,34 @@ __all__ = [
     "build_parser",
     "main",
 ]
+
+
+# The registry and the parser import every subcommand, and so the SDK (about a second): loaded
+# when first used (PEP 562), so that ``main`` can load them inside its own Ctrl-C handling.
+_HOMES = {"COMMANDS": "._commands", "build_parser": "._main"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``toolnexus`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit
+    status. A Ctrl-C at any moment, even while the command still loads, is ``toolnexus:
+    interrupted`` on stderr and exit 130, never a traceback."""
+    try:
+        from ._main import run
+
+        return run(argv)
+    except KeyboardInterrupt:  # before ``run`` handles its own: while loading, parsing, closing
+        sys.stderr.write("toolnexus: interrupted\n")
+        return EXIT_INTERRUPTED

@@ -1,4 +1,5 @@
-"""The parser built from the registry, and ``main``: the one place failures become exit statuses."""
+"""The parser built from the registry, and ``run``: the one place failures become exit statuses
+(``toolnexus.cli.main`` loads this module, and through it the SDK, then calls ``run``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ._base import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, CliError
 from ._commands import COMMANDS
 from ._output import Output, configure_logging, reason
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "run"]
 
 EPILOG = (
     "Exit status: 0 success, 1 tool error, 2 usage error, 3 connection failure, 130 interrupted, "
@@ -47,7 +48,7 @@ def _stdout_gone() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None) -> int:
     """Run the ``toolnexus`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     args = build_parser().parse_args(argv)
     with contextlib.ExitStack() as stack:
