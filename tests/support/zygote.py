@@ -53,6 +53,7 @@ PRELOAD = (
     "toolnexus",
     "toolnexus.cli",
     "toolnexus.cli._commands",
+    "toolnexus.cli._main",  # what toolnexus.cli.main loads when called
     "toolnexus.console",
     "toolnexus.durable",
     "toolnexus.forms",
