@@ -61,7 +61,11 @@ PRELOAD = (
     "toolnexus.policy",
     "toolnexus.testing",
     "toolnexus.worker",
+    "jsonschema",  # the SDK's client loads it to check a tool's structured result
 )
+PRELOAD_IF_INSTALLED = ("psycopg", "psycopg_pool", "toolnexus._postgres", "toolnexus.inbox")
+"""The extras' modules (``postgres``, ``inbox``), where they are installed: the workers' and
+inbox commands would each load them again (0.1 s of CPU in each worker, measured)."""
 
 
 def _text(fd: int, mode: str, errors: str, *, write_through: bool) -> io.TextIOWrapper:
@@ -146,6 +150,9 @@ def _python_shim(directory: str, listen_path: str) -> str:
 def serve(sock: socket.socket, listen_path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
+    for name in PRELOAD_IF_INSTALLED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     zygote = os.getpid()
     shims = tempfile.mkdtemp(prefix="toolnexus-zygote-")
     try:
