@@ -8,8 +8,9 @@ resolver for every source of questions.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._util import lazy_names
 
 if TYPE_CHECKING:
     from ._errors import ToolnexusError
@@ -51,14 +52,5 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # the next use is a plain lookup
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:  # so that a type checker still reports a name that is not here
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), __all__)

@@ -5,9 +5,11 @@ the wire values use it too."""
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import inspect
 import math
 import unicodedata
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any, TextIO
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "format_number",
     "is_async_callable",
     "isatty",
+    "lazy_names",
     "type_name",
     "utc_timestamp",
 ]
@@ -105,3 +108,27 @@ def format_number(value: object) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def lazy_names(
+    module: str, homes: Mapping[str, str], namespace: MutableMapping[str, Any], public: Sequence[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562) for the names it exports from
+    modules loaded when a name is first used: ``homes`` maps each such name to its module
+    (relative to ``module``), ``namespace`` is the package's ``globals()``, where a name once
+    loaded is kept (the next use is a plain lookup), and ``public`` its ``__all__``. Assign
+    them under ``if not TYPE_CHECKING:``, with the names imported under ``if TYPE_CHECKING:``,
+    so that a type checker sees the names and still reports a misspelt one."""
+
+    def getattr_(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home, module), name)
+        namespace[name] = value
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*namespace, *public})
+
+    return getattr_, dir_

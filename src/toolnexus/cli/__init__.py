@@ -62,11 +62,11 @@ answers questions), so every way its connection ends is one line and exit 3 as w
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._util import lazy_names
 from ._base import (
     EXIT_BROKEN_PIPE,
     EXIT_CONNECTION,
@@ -104,17 +104,8 @@ __all__ = [
 _HOMES = {"COMMANDS": "._commands", "build_parser": "._main"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:  # so that a type checker still reports a name that is not here
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), __all__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
