@@ -110,8 +110,9 @@ if not TYPE_CHECKING:  # so that a type checker still reports a name that is not
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``toolnexus`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit
-    status. A Ctrl-C at any moment, even while the command still loads, is ``toolnexus:
-    interrupted`` on stderr and exit 130, never a traceback."""
+    status. A Ctrl-C while the command runs, or while it loads the SDK (most of its first
+    second), is ``toolnexus: interrupted`` on stderr and exit 130. Only in the first tenth of
+    a second, while Python itself and the standard library start, is it Python's traceback."""
     try:
         from ._main import run
 
