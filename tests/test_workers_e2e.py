@@ -9,13 +9,14 @@ out. Also: PostgreSQL restarted under running workers, a database unreachable at
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import random
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -211,17 +212,36 @@ def record_from_other_processes(spec: str, keys: list[str], processes: int = 2) 
 
 
 def wait_until_all_done(spec: str, count: int, timeout: float, workers: Workers) -> dict[str, str]:
+    """Each call's status once ``count`` calls are ``done``. While it waits it counts them
+    with one SQL statement: reading every call through the store decodes 1,000 records, about
+    0.1 s of CPU a look, and the looks go on for as long as the workers take."""
     deadline = time.monotonic() + timeout
-    with open_store(spec, create=False, read_only=True) as store:
-        while True:
-            statuses: dict[str, str] = {call.key: call.status for call in store.calls()}
-            done = sum(status == "done" for status in statuses.values())
-            if done == count:
-                return statuses
+    with _status_counter(spec) as counted:
+        while counted().get("done", 0) != count:
             if time.monotonic() > deadline:
-                counted = collections.Counter(statuses.values())
-                pytest.fail(f"after {timeout} s: {dict(counted)}; workers said:\n{workers.output()[-3000:]}")
+                pytest.fail(f"after {timeout} s: {counted()}; workers said:\n{workers.output()[-3000:]}")
             time.sleep(0.3)
+    with open_store(spec, create=False, read_only=True) as store:
+        return {call.key: call.status for call in store.calls()}
+
+
+@contextlib.contextmanager
+def _status_counter(spec: str) -> Iterator[Callable[[], dict[str, int]]]:
+    """A function giving how many calls of the store at ``spec`` have each status."""
+    query = "SELECT status, count(*) FROM {} GROUP BY status"
+    if spec.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(spec, autocommit=True) as conn:
+            yield lambda: dict(conn.execute(query.format("toolnexus_call")).fetchall())
+    else:
+        import sqlite3
+
+        db = sqlite3.connect(f"{Path(spec).as_uri()}?mode=ro", uri=True)
+        try:
+            yield lambda: dict(db.execute(query.format("toolnexus_pending")).fetchall())
+        finally:
+            db.close()
 
 
 def ran(count_file: Path) -> int:
