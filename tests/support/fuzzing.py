@@ -1,11 +1,11 @@
 """How many examples a property test draws, and the Hypothesis settings of every test run.
 
-A test names the examples it wants on the default Python (``examples(400)``); the test command
-runs the quick tests again on the oldest and newest Pythons with ``TOOLNEXUS_EXAMPLES`` set to a
-fraction (``0.125``): those runs look for what differs between Pythons, which a few dozen
-examples find, and the default Python has searched wide. Timing checks are off everywhere:
-the test command runs several suites side by side on two cores, where a slow draw is the
-machine, not the code.
+A test names the examples it wants (``examples(400)``), which a run draws by default. The test
+command runs the quick tests on the oldest and newest Pythons: the newest draws every example
+(it searches wide), the oldest with ``TOOLNEXUS_EXAMPLES`` set to a fraction (``0.125``): that
+run looks for what differs between Pythons, which a few dozen examples find. Timing checks are
+off everywhere: the test command runs several suites side by side on two cores, where a slow
+draw is the machine, not the code.
 """
 
 from __future__ import annotations
