@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from support import forkserver
 
 SHOW = """
@@ -48,6 +50,42 @@ def test_the_command_runs_as_its_entry_point_and_as_a_module(tmp_path: Path) -> 
     usage = forkserver.run([forkserver.TOOLNEXUS, "no-such-command"], cwd=tmp_path)
     assert usage.returncode == 2
     assert "invalid choice" in usage.stderr
+
+
+ENDINGS = {
+    "SystemExit with text": "raise SystemExit('bye')",
+    "SystemExit(None)": "import sys; sys.exit(None)",
+    "SystemExit past 255": "raise SystemExit(258)",
+    "an uncaught error": "print('before'); raise ValueError('no')",
+    "an uncaught KeyboardInterrupt": "raise KeyboardInterrupt",
+    "atexit": "import atexit; atexit.register(print, 'atexit ran'); print('body')",
+    "a thread that is not a daemon": (
+        "import threading, time\n"
+        "def late():\n    time.sleep(0.3); print('the thread ended', flush=True)\n"
+        "threading.Thread(target=late).start(); print('main ends')"
+    ),
+    "output left unflushed": "import sys; sys.stdout.write('no newline, no flush')",
+    "a standard output that cannot be flushed": "import os, sys; sys.stdout.write('x'); os.close(1)",
+}
+"""Ways a process ends: the interpreter's exit does each of these its own way, after the
+command, and a forked process skips the interpreter's exit (``zygote._exit``)."""
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED"])
+def test_a_forked_process_ends_as_a_started_one_does(unbuffered: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    for name, code in ENDINGS.items():
+        argv = [sys.executable, "-c", code]
+        forked = forkserver.run(argv, env=env)
+        started = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        assert (forked.returncode, forked.stdout) == (started.returncode, started.stdout), name
+        if name == "a standard output that cannot be flushed" and not unbuffered:
+            # Python says why in a message of its own ("Exception ignored in: <stdout>")
+            assert (started.returncode, "Bad file descriptor" in started.stderr) == (120, True), started
+        else:
+            assert forked.stderr == started.stderr, name
 
 
 def test_a_forked_process_can_be_killed_and_its_status_read(tmp_path: Path) -> None:

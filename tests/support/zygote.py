@@ -70,16 +70,19 @@ PRELOAD_IF_INSTALLED = ("psycopg", "psycopg_pool", "toolnexus._postgres", "tooln
 inbox commands would each load them again (0.1 s of CPU in each worker, measured)."""
 
 
-def _text(fd: int, mode: str, errors: str, *, write_through: bool) -> io.TextIOWrapper:
+def _text(fd: int, mode: str, errors: str, *, unbuffered: bool) -> io.TextIOWrapper:
+    """A standard stream as the interpreter makes it (Python/pylifecycle.c, ``create_stdio``):
+    unbuffered (``PYTHONUNBUFFERED``), an output writes straight to its descriptor; otherwise
+    through a buffer, flushed at each line on a terminal and on standard error."""
     raw = io.FileIO(fd, mode, closefd=False)
-    buffered: Any = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+    buffered: Any = io.BufferedReader(raw) if mode == "r" else raw if unbuffered else io.BufferedWriter(raw)
     encoding = os.environ.get("PYTHONIOENCODING", "utf-8").split(":")[0] or "utf-8"
     return io.TextIOWrapper(
         buffered,
         encoding=encoding,
         errors=errors,
-        line_buffering=mode == "w" and (fd == 2 or os.isatty(fd)),
-        write_through=write_through,
+        line_buffering=mode == "w" and not unbuffered and (fd == 2 or os.isatty(fd)),
+        write_through=mode == "w" and (unbuffered or fd == 2),
     )
 
 
@@ -107,9 +110,9 @@ def _become(request: dict[str, Any], fds: list[int], python: str) -> None:
     os.environ.update(request["env"])
     signal.signal(signal.SIGINT, signal.default_int_handler)
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
-    sys.stdin = _text(0, "r", "strict", write_through=False)
-    sys.stdout = _text(1, "w", "strict", write_through=unbuffered)
-    sys.stderr = _text(2, "w", "backslashreplace", write_through=True)
+    sys.stdin = _text(0, "r", "strict", unbuffered=unbuffered)
+    sys.stdout = _text(1, "w", "strict", unbuffered=unbuffered)
+    sys.stderr = _text(2, "w", "backslashreplace", unbuffered=unbuffered)
     sys.executable = python
 
 
@@ -150,13 +153,21 @@ def _child(request: dict[str, Any], fds: list[int], python: str) -> int | None:
         with contextlib.suppress(Exception):
             print(exc.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
+    except KeyboardInterrupt as exc:
+        _print_traceback(exc)
         return None
-    except BaseException:
-        sys.excepthook(*sys.exc_info())
+    except BaseException as exc:
+        _print_traceback(exc)
         return 1
     return 0
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """The traceback ``python`` prints for ``exc``: from the command's own frames on."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)  # (the hook shows the exception's own)
 
 
 def _exit(code: int | None) -> NoReturn:
