@@ -62,7 +62,7 @@ answers questions), so every way its connection ends is one line and exit 3 as w
 
 from __future__ import annotations
 
-import sys
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -118,5 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(argv)
     except KeyboardInterrupt:  # before ``run`` handles its own: while loading, parsing, closing
-        sys.stderr.write("toolnexus: interrupted\n")
+        from ._output import Output  # the one writer (the standard library and _util only)
+
+        with contextlib.ExitStack() as stack:
+            Output(stack).error("interrupted")
         return EXIT_INTERRUPTED
