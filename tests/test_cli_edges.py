@@ -28,6 +28,7 @@ from servers.edge_server import HOSTILE, HOSTILE_FIELDS
 from support import forkserver
 from support.environment import environment as support_environment
 from support.http_process import http_server_process
+from support.npm import ROOT, NpmUnreachableError, install_pinned
 from support.processes import Processes
 
 PYTHON = sys.executable
@@ -35,7 +36,6 @@ TOOLNEXUS = str(Path(sys.executable).with_name("toolnexus"))
 TESTS = Path(__file__).resolve().parent
 # The edge server, forked by the fork server when the command starts it (support/launch.py).
 EDGE = forkserver.server_command([PYTHON, str(TESTS / "servers" / "edge_server.py")])
-NPM_DIR = TESTS / ".npm"  # gitignored: where the reference server is installed
 ESCAPES = ("\x1b", "\u202e", "\x07")
 
 
@@ -411,35 +411,20 @@ def test_server_dies_while_a_2026_question_waits_withdraws_it_and_exits_3(tmp_pa
 
 @pytest.fixture(scope="module")
 def server_everything() -> str:
-    """The command that runs ``@modelcontextprotocol/server-everything`` over stdio, installed
-    from the npm registry into ``tests/.npm`` (once; later runs reuse it)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
+    """The command that runs ``@modelcontextprotocol/server-everything`` over stdio, pinned by
+    ``support/server-everything/`` and installed from the npm registry into
+    ``.server-everything/`` (once; later runs reuse it)."""
+    node = shutil.which("node")
+    if node is None:
         pytest.skip("needs node and npm")
-    entry = NPM_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not entry.exists():
-        NPM_DIR.mkdir(exist_ok=True)
-        (NPM_DIR / "package.json").write_text('{"private": true}\n', encoding="utf-8")
-        try:
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--silent",
-                    "@modelcontextprotocol/server-everything",
-                ],
-                cwd=NPM_DIR,
-                capture_output=True,
-                text=True,
-                timeout=180,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.skip("the npm registry did not answer within 180 s")
-        if done.returncode != 0 or not entry.exists():
-            pytest.skip(f"cannot install server-everything from npm: {done.stderr.strip()[-300:]}")
+    try:
+        entry = install_pinned(
+            TESTS / "support" / "server-everything",
+            ROOT / ".server-everything",
+            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        )
+    except NpmUnreachableError as err:
+        pytest.skip(f"cannot install server-everything: {err}")
     return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from support import forkserver
+from support.npm import NpmUnreachableError
 
 CONFORMANCE_DIR = Path(__file__).resolve().parent / "conformance"
 sys.path.insert(0, str(CONFORMANCE_DIR))
@@ -106,7 +107,7 @@ class Run:
 def suite() -> conformance.Suite:
     try:
         return conformance.ensure_installed()
-    except conformance.UnreachableError as err:
+    except NpmUnreachableError as err:
         pytest.skip(f"the MCP conformance suite cannot be installed: {err}")
 
 

