@@ -347,11 +347,14 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def _kill_the_server_while_it_asks(tmp_path: Path, argv: list[str]) -> tuple[int, str, bytes]:
+def _kill_the_server_while_it_asks(
+    tmp_path: Path, argv: list[str], server: str = EDGE
+) -> tuple[int, str, bytes]:
     """Run ``toolnexus call`` with stdin open and never written, kill its server once the
-    question is on screen; the exit status, stderr and stdout."""
+    question (a form whose first field is ``name``) is on screen; the exit status, stderr and
+    stdout."""
     proc = forkserver.popen(
-        [TOOLNEXUS, "call", "--stdio", EDGE, *argv],
+        [TOOLNEXUS, "call", "--stdio", server, *argv],
         stdin=subprocess.PIPE,  # open, and never written: the question waits
         env=environment(tmp_path),
         cwd=tmp_path,
@@ -426,6 +429,24 @@ def server_everything() -> str:
     except NpmUnreachableError as err:
         pytest.skip(f"cannot install server-everything: {err}")
     return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+def test_reference_server_killed_while_its_question_waits_withdraws_it_and_exits_3(
+    server_everything: str, tmp_path: Path
+) -> None:
+    """A server nobody here wrote (Node, on the TypeScript SDK) killed while its form is on
+    screen: the question is withdrawn and the command ends, as with a Python server."""
+    status, text, out = _kill_the_server_while_it_asks(
+        tmp_path, ["trigger-elicitation-request"], server=server_everything
+    )
+    assert status == 3, text
+    assert "mcp-servers/everything asks" in text
+    assert "(question withdrawn: the connection ended)" in text
+    message = one_message(text)
+    assert message.startswith("toolnexus: the connection to the server `")
+    assert message.endswith("` was lost")
+    assert out == b""
 
 
 def test_reference_server_url_elicitation_by_error(server_everything: str, tmp_path: Path) -> None:
