@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,11 +170,13 @@ def postgres_server() -> Iterator[PostgresServer | _External]:
 
 
 class _Databases:
-    """The databases the tests are given on one server: a new one when none is spare, and one a
-    test is done with made empty again (its connections cut, its ``public`` schema made anew)
-    and kept for the next test. ``CREATE DATABASE`` copies the template's catalogs, about a
-    quarter of a second of the server's CPU each (measured), and the suite asks for a few dozen.
-    A database that does not empty so is dropped, as every one was before."""
+    """The databases the tests are given on one server. ``CREATE DATABASE`` copies the
+    template's catalogs, about a quarter of a second of the server's CPU each (measured), and
+    the suite asks for a few dozen: so a database a test is done with is made empty again (its
+    connections cut, its ``public`` schema made anew, checked to hold nothing else) and renamed,
+    and the next test gets it. Each test still gets a name no test had before, so a process an
+    earlier test left behind cannot reach the next test's database. A database that does not
+    empty so is dropped, as every one was before."""
 
     def __init__(self, server: PostgresServer | _External) -> None:
         self.server = server
@@ -184,7 +187,7 @@ class _Databases:
 
         if self.spare:
             return self.spare.pop()
-        name = "t_" + secrets.token_hex(6)
+        name = _new_name()
         with psycopg.connect(self.server.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         return name
@@ -193,12 +196,7 @@ class _Databases:
         import psycopg
 
         try:
-            with psycopg.connect(self.server.url(), autocommit=True) as conn:
-                conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                    " WHERE datname = %s AND pid <> pg_backend_pid()",
-                    (name,),
-                )
+            self._cut_connections(name)
             with psycopg.connect(self.server.url(name), autocommit=True) as conn:
                 conn.execute("SET lock_timeout = '5s'")
                 conn.execute("DROP SCHEMA public CASCADE")
@@ -206,11 +204,29 @@ class _Databases:
                 conn.execute("GRANT USAGE ON SCHEMA public TO PUBLIC")
                 (left,) = conn.execute(_LEFT_BEHIND).fetchone() or (1,)
             if left == 0:
-                self.spare.append(name)
+                renamed = _new_name()
+                with psycopg.connect(self.server.url(), autocommit=True) as conn:
+                    self._cut_connections(name, conn)  # any that came back meanwhile
+                    conn.execute(f"ALTER DATABASE {name} RENAME TO {renamed}")
+                self.spare.append(renamed)
                 return
         except psycopg.Error:
             pass
         self.drop(name)
+
+    def _cut_connections(self, name: str, conn: Any = None) -> None:
+        import psycopg
+
+        with contextlib.ExitStack() as stack:
+            if conn is None:
+                conn = stack.enter_context(psycopg.connect(self.server.url(), autocommit=True))
+            ended = conn.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            ).fetchall()
+            if not all(done for (done,) in ended):
+                raise psycopg.OperationalError(f"a connection to {name} did not end")
 
     def drop(self, name: str) -> None:
         import psycopg
@@ -229,6 +245,10 @@ class _Databases:
     def drop_spares(self) -> None:
         while self.spare:
             self.drop(self.spare.pop())
+
+
+def _new_name() -> str:
+    return "t_" + secrets.token_hex(6)
 
 
 # What a test could leave in a database beside the public schema's objects: other schemas,
