@@ -637,6 +637,10 @@ import os
 import signal
 import sys
 
+# SIGINT as Python sets it for a process started from a terminal. A test run started in the
+# background of a shell without job control passes SIGINT on ignored, and Python keeps it so.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 class _CtrlC:
     def find_spec(self, name, path=None, target=None):
