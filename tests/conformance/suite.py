@@ -82,10 +82,9 @@ def _ensure_node(log: bool) -> Path:
 
 
 def _ensure_suite(log: bool) -> Path:
+    announce = f"installing {SUITE_PACKAGE}@{pinned_version()} from the npm registry" if log else None
     entry = f"node_modules/{SUITE_PACKAGE}/dist/index.js"
-    if log and not (INSTALL_DIR / "suite" / entry).exists():
-        print(f"installing {SUITE_PACKAGE}@{pinned_version()} from the npm registry")
-    return install_pinned(HERE, INSTALL_DIR / "suite", entry)
+    return install_pinned(HERE, INSTALL_DIR / "suite", entry, announce)
 
 
 def ensure_installed(*, log: bool = False) -> Suite:

@@ -26,7 +26,7 @@ def ensure_axe() -> Path:
     """The path of ``axe.min.js``, installed with ``npm ci`` unless it is there already for the
     pinned lockfile. Raises ``RuntimeError`` (``support.npm.NpmUnreachableError`` when npm is
     missing or offline) with npm's words when it cannot be installed."""
-    return install_pinned(HERE / "axe", INSTALL_DIR, "node_modules/axe-core/axe.min.js")
+    return install_pinned(HERE / "axe", INSTALL_DIR, str(SCRIPT.relative_to(INSTALL_DIR)))
 
 
 if __name__ == "__main__":

@@ -48,16 +48,18 @@ def npm(args: list[str], cwd: Path) -> None:
         raise RuntimeError(f"npm {' '.join(args)} failed in {cwd}:\n{output}")
 
 
-def install_pinned(pins: Path, into: Path, entry: str) -> Path:
+def install_pinned(pins: Path, into: Path, entry: str, announce: str | None = None) -> Path:
     """The file ``entry`` (relative to ``into``) once ``into`` holds the packages that
     ``pins/package-lock.json`` pins: installed with ``npm ci`` unless the last complete
-    install there was of this same lockfile. Raises as `npm` does, and ``RuntimeError`` when
-    the install does not give ``entry``."""
+    install there was of this same lockfile (then ``announce``, if given, is printed first).
+    Raises as `npm` does, and ``RuntimeError`` when the install does not give ``entry``."""
     wanted = (pins / "package-lock.json").read_text(encoding="utf-8")
     stamp = into / "installed-lock.json"  # the lockfile of the last complete install
     path = into / entry
     if path.exists() and stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
         return path
+    if announce is not None:
+        print(announce, flush=True)
     into.mkdir(parents=True, exist_ok=True)
     stamp.unlink(missing_ok=True)
     for name in ("package.json", "package-lock.json"):
