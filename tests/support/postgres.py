@@ -25,9 +25,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    import psycopg
 
 __all__ = ["PostgresServer", "postgres_server", "postgres_url"]
 
@@ -214,7 +217,7 @@ class _Databases:
             pass
         self.drop(name)
 
-    def _cut_connections(self, name: str, conn: Any = None) -> None:
+    def _cut_connections(self, name: str, conn: psycopg.Connection[Any] | None = None) -> None:
         import psycopg
 
         with contextlib.ExitStack() as stack:
