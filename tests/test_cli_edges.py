@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -348,11 +349,11 @@ def children(pid: int) -> list[int]:
 
 
 def _kill_the_server_while_it_asks(
-    tmp_path: Path, argv: list[str], server: str = EDGE
+    tmp_path: Path, argv: list[str], server: str = EDGE, after: float = 0.0
 ) -> tuple[int, str, bytes]:
-    """Run ``toolnexus call`` with stdin open and never written, kill its server once the
-    question (a form whose first field is ``name``) is on screen; the exit status, stderr and
-    stdout."""
+    """Run ``toolnexus call`` with stdin open and never written, kill its server ``after``
+    seconds once the question (a form whose first field is ``name``) is on screen; the exit
+    status, stderr and stdout."""
     proc = forkserver.popen(
         [TOOLNEXUS, "call", "--stdio", server, *argv],
         stdin=subprocess.PIPE,  # open, and never written: the question waits
@@ -371,6 +372,7 @@ def _kill_the_server_while_it_asks(
         assert b"name: " in err, err
         servers = children(proc.pid)
         assert len(servers) == 1
+        time.sleep(after)
         os.kill(servers[0], signal.SIGKILL)
         status = proc.wait(timeout=60)  # stdin stays open: only the withdrawal can end the question
         assert proc.stdout is not None
@@ -432,13 +434,15 @@ def server_everything() -> str:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+@pytest.mark.parametrize("after", [0.5, 3.0, 8.0])
 def test_reference_server_killed_while_its_question_waits_withdraws_it_and_exits_3(
-    server_everything: str, tmp_path: Path
+    server_everything: str, tmp_path: Path, after: float
 ) -> None:
-    """A server nobody here wrote (Node, on the TypeScript SDK) killed while its form is on
-    screen: the question is withdrawn and the command ends, as with a Python server."""
+    """A server nobody here wrote (Node, on the TypeScript SDK) killed at several moments while
+    its form is on screen: the question is withdrawn and the command ends, as with a Python
+    server."""
     status, text, out = _kill_the_server_while_it_asks(
-        tmp_path, ["trigger-elicitation-request"], server=server_everything
+        tmp_path, ["trigger-elicitation-request"], server=server_everything, after=after
     )
     assert status == 3, text
     assert "mcp-servers/everything asks" in text
