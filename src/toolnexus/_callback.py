@@ -25,7 +25,8 @@ from mcp_types import ElicitResult
 
 from ._answering import AnswerLike, AnswerProblemError, as_answer, form_of, result_for
 from ._mapping import answer_to_elicit_result, elicitation_to_request
-from ._util import check_seconds, is_async_callable, type_name, utc_timestamp
+from ._time import check_seconds, utc_timestamp
+from ._util import is_async_callable, type_name
 from ._wire import Answer, Request
 from .forms import Form, FormError
 

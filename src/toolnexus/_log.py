@@ -16,7 +16,8 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast, overload
 
-from ._util import UNSAFE_CATEGORIES, is_async_callable, utc_timestamp
+from ._time import utc_timestamp
+from ._util import UNSAFE_CATEGORIES, is_async_callable
 from ._wire import Answer, Request
 
 if TYPE_CHECKING:

@@ -1,27 +1,23 @@
 """Small helpers shared by every layer, one definition each: escaping, type names, terminal
-checks, number formatting, deadlines. Standard library only, and no other toolnexus module:
+checks, number formatting (time rules: ``_time``). Standard library only, and no other toolnexus module:
 the wire values use it too."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import importlib
 import inspect
-import math
 import unicodedata
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any, TextIO
 
 __all__ = [
     "UNSAFE_CATEGORIES",
-    "check_seconds",
     "escape_text",
     "format_number",
     "is_async_callable",
     "isatty",
     "lazy_names",
     "type_name",
-    "utc_timestamp",
 ]
 
 # Control characters (terminal escapes), format characters (bidi overrides, zero-width
@@ -49,28 +45,6 @@ def escape_text(text: str, *, lines: bool = False) -> str:
     return "".join(out)
 
 
-def check_seconds(value: object, *, caller: str, name: str) -> float | None:
-    """``value`` as a deadline in seconds from now, or ``None`` for none.
-
-    Raises ``TypeError`` for what is not a number, ``ValueError`` for a number that is not
-    positive and finite, or that ends after the year 9999 (the ``expiresAt`` it gives must be
-    a date a calendar has); each message names ``caller`` and ``name``.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{caller}: {name} must be a number of seconds or None, not {type(value).__name__}")
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{caller}: {name} must be a positive, finite number of seconds, not {value!r}")
-    try:
-        utc_timestamp(value)
-    except OverflowError:
-        raise ValueError(
-            f"{caller}: {name} {value!r} s ends after the year 9999; use None for no deadline"
-        ) from None
-    return float(value)
-
-
 def is_async_callable(fn: object) -> bool:
     """Whether calling ``fn`` gives a coroutine: an ``async def`` (or a partial of one), or
     an object whose ``__call__`` is one."""
@@ -78,14 +52,6 @@ def is_async_callable(fn: object) -> bool:
         return True
     call = getattr(type(fn), "__call__", None)  # noqa: B004 - a callable object's method
     return call is not None and inspect.iscoroutinefunction(call)
-
-
-def utc_timestamp(seconds_from_now: float = 0.0) -> str:
-    """A moment as RFC 3339 UTC with milliseconds, the way JavaScript's
-    ``Date.prototype.toISOString`` writes it (``2026-11-29T19:40:00.123Z``), the form the
-    other toolnexus ports use for ``expiresAt``."""
-    at = _dt.datetime.now(_dt.timezone.utc) + _dt.timedelta(seconds=seconds_from_now)
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
 def type_name(value: object) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._answering import form_of as read_form_of
+from .._time import read_expires_at
 from .._util import escape_text
 from .._wire import Answer, Request
 from ..durable import Call, Pending
@@ -28,6 +29,7 @@ __all__ = [
     "QuestionView",
     "Row",
     "call_status",
+    "deadline_of",
     "field_views",
     "read_post",
     "row_of",
@@ -75,13 +77,19 @@ def span(seconds: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
+def deadline_of(request: Request) -> _dt.datetime | None:
+    """When ``request``'s ``expiresAt`` passes, read as every part of toolnexus reads it
+    ([`read_expires_at`][toolnexus._time.read_expires_at]): ``None`` for no deadline, and for
+    one that does not read."""
+    seconds = read_expires_at(request.expiresAt)
+    return None if seconds is None else _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc)
+
+
 def expired(request: Request, now: _dt.datetime) -> bool:
-    """Whether ``request``'s ``expiresAt`` has passed (a deadline that does not read counts
-    as passed: nobody can tell whether answering is still wanted)."""
-    if request.expiresAt is None:
-        return False
-    moment = parse_time(request.expiresAt)
-    return moment is None or moment <= now
+    """Whether ``request``'s ``expiresAt`` has passed (one that does not read never has, as
+    the store's sweep and ``toolnexus answer`` read it)."""
+    moment = deadline_of(request)
+    return moment is not None and moment <= now
 
 
 # --- the list --------------------------------------------------------------------------------
@@ -134,12 +142,10 @@ def _arguments(pending: Pending) -> tuple[str, str | None]:
 
 
 def _left(pending: Pending, answered: Collection[str], now: _dt.datetime) -> str:
-    deadlines = [parse_time(r.expiresAt) for r in pending.requests if r.id not in answered and r.expiresAt]
+    deadlines = [d for r in pending.requests if r.id not in answered and (d := deadline_of(r)) is not None]
     if not deadlines:
         return ""
-    if any(d is None for d in deadlines):
-        return "expired"
-    soonest = min(d for d in deadlines if d is not None)
+    soonest = min(deadlines)
     return "expired" if soonest <= now else span((soonest - now).total_seconds()) + " left"
 
 
@@ -346,9 +352,9 @@ def question_view(
         expired=answer is None and expired(request, now),
     )
     if request.expiresAt is not None:
-        moment = parse_time(request.expiresAt)
+        moment = deadline_of(request)
         if moment is None:
-            view.deadline = "its deadline does not read"
+            view.deadline = "its deadline does not read: none applies"
         elif moment > now:
             view.deadline = f"{span((moment - now).total_seconds())} left"
     if request.kind == "authorization":
