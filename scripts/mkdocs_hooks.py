@@ -123,6 +123,7 @@ def module_page(module: str) -> str:
         "      filters: public\n"
         "      show_if_no_docstring: true\n"
         "      show_submodules: false\n"
+        "      inherited_members: true\n"
     )
 
 

@@ -148,10 +148,10 @@ def test_a_failed_resume_keeps_the_record_failed(
         for request in opened.get(key).requests:
             opened.record(key, Answer(request.id, True, {"name": "Kim"}))
     with sqlite3.connect(store) as db:  # a requestState the server did not seal
-        (text,) = db.execute("SELECT pending FROM toolnexus_pending WHERE key = ?", (key,)).fetchone()
+        (text,) = db.execute("SELECT pending FROM toolnexus_call WHERE key = ?", (key,)).fetchone()
         wire = json.loads(text)
         wire["requestState"] = "v1.forged"
-        db.execute("UPDATE toolnexus_pending SET pending = ? WHERE key = ?", (json.dumps(wire), key))
+        db.execute("UPDATE toolnexus_call SET pending = ? WHERE key = ?", (json.dumps(wire), key))
 
     status, _, err = command(capsys, "resume", str(store), key, "--url", url)
     assert status == 1
@@ -336,7 +336,7 @@ def test_every_text_from_a_store_is_escaped_by_pending_and_resume(
         key = store.put(parked)
     hostile_key = "k\x1b[2J\u200b"
     with sqlite3.connect(store_path) as db:
-        db.execute("UPDATE toolnexus_pending SET key = ? WHERE key = ?", (hostile_key, key))
+        db.execute("UPDATE toolnexus_call SET key = ? WHERE key = ?", (hostile_key, key))
 
     status, out, err = command(capsys, "pending", str(store_path))
     assert status == 0, err
@@ -360,10 +360,10 @@ def test_resume_on_a_server_of_another_name_is_refused_unless_renamed(
         (request,) = opened.get(key).requests
         opened.record(key, Answer(request.id, False, None, "declined"))
     with sqlite3.connect(store) as db:  # parked, as the record says, from a server of another name
-        (text,) = db.execute("SELECT pending FROM toolnexus_pending WHERE key = ?", (key,)).fetchone()
+        (text,) = db.execute("SELECT pending FROM toolnexus_call WHERE key = ?", (key,)).fetchone()
         wire = json.loads(text)
         wire["server"] = "old-name"
-        db.execute("UPDATE toolnexus_pending SET pending = ? WHERE key = ?", (json.dumps(wire), key))
+        db.execute("UPDATE toolnexus_call SET pending = ? WHERE key = ?", (json.dumps(wire), key))
 
     status, out, err = command(capsys, "resume", str(store), key, "--url", url)
     assert status == 2, err

@@ -311,7 +311,7 @@ def test_an_unreadable_record_is_shown_and_the_rest_still_are(store: SqliteStore
 
     with sqlite3.connect(tmp_path / "pending.db") as db:
         db.execute(
-            "INSERT INTO toolnexus_pending (key, created, pending)"
+            "INSERT INTO toolnexus_call (key, created, pending)"
             " VALUES ('bad', '2026-01-01T00:00:00.000Z', '{')"
         )
     page = signed_in(store).get("/").text

@@ -163,7 +163,7 @@ async def test_a_row_that_does_not_read_fails_and_the_others_are_resumed(backend
     for key in keys:
         answer(store, key)
     backend.sql(
-        'UPDATE toolnexus_pending SET pending = \'{"format": "toolnexus.pending", "ver\' WHERE key = ?',
+        'UPDATE toolnexus_call SET pending = \'{"format": "toolnexus.pending", "ver\' WHERE key = ?',
         'UPDATE toolnexus_call SET pending = \'{"format": "toolnexus.pending", "ver\' WHERE key = %s',
         (keys[1],),
     )

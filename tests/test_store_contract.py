@@ -1,9 +1,11 @@
 """One contract for every store: SqliteStore and PostgresStore (a real server) pass the same tests.
 
 The lifecycle (waiting, ready, resuming, done, failed, expired), claims (one claimer per
-call, leases that run out), compare-and-set answers, the notification hook, wake-ups across
-store objects (each its own connections, as another process would have), and rows that do
-not read.
+call, leases that run out), compare-and-set answers, the notification hook for every
+transition, watchers (one per consumer, across store objects, each with connections of its
+own as another process would have), rows that do not read, tables that are not a store's,
+and the schema's migrations. Time is a clock the tests move (``support.stores.FakeClock``);
+PostgreSQL's own clock has a test of its own.
 """
 
 from __future__ import annotations
@@ -176,7 +178,7 @@ def test_a_claim_takes_a_ready_call_once_and_finish_keeps_the_result(store: Stor
     assert call.status == "resuming"
     assert call.attempts == 1
     assert call.lease_until is not None
-    assert call.lease_until > time.time() + 20
+    assert call.lease_until == pytest.approx(backend.clock.now + 30)
     assert store.call(waiting).status == "waiting"
 
 
@@ -199,27 +201,21 @@ def test_claim_gives_the_pending_answers_and_token_and_finish_records_done(store
         store.record(key, Answer("elc-a-0", True, {"name": "Bob"}))
 
 
-# A lease that runs out while the test waits: the checks made under it take milliseconds.
-SHORT_LEASE = 1.0
-
-
-def wait_past(moment: float) -> None:
-    """Sleep until the clock (the machine's, which a PostgreSQL server on it shares) is past
-    ``moment``, a lease's end."""
-    while (left := moment - time.time()) >= 0:
-        time.sleep(left + 0.05)
-
-
 def test_a_lease_that_runs_out_makes_the_call_claimable_and_the_old_claim_lost(
     store: Store, backend: Backend
 ) -> None:
     key = store.put(pending())
     answer_all(store, key)
-    other = backend.open()  # opened first: opening is slow on a loaded machine
-    (first,) = store.claim(lease=SHORT_LEASE)
+    other = backend.open()
+    (first,) = store.claim(lease=30)
+    assert first.lease_until == pytest.approx(backend.clock.now + 30)
+    backend.clock.advance(29)
+    assert other.claim(lease=30) == []  # the lease still holds
+    store.renew(key, first.token, 30)  # and is renewed: 30 s from now
+    backend.clock.advance(29)
     assert other.claim(lease=30) == []
-    wait_past(first.lease_until)
-    (second,) = other.claim(lease=30)
+    backend.clock.advance(2)
+    (second,) = other.claim(lease=30)  # ran out: taken over, without a sweep
     assert (second.key, second.attempt) == (key, 2)
     for end in (
         lambda: store.finish(key, first.token, {"content": []}),
@@ -229,7 +225,31 @@ def test_a_lease_that_runs_out_makes_the_call_claimable_and_the_old_claim_lost(
     ):
         with pytest.raises(LeaseLostError):
             end()
+    call = store.call(key)
+    assert (call.status, call.attempts, call.leases_lost) == ("resuming", 2, 1)
+    store.finish(key, second.token, {"content": []})
+    assert store.call(key).leases_lost == 1  # the record keeps that a lease was lost
+
+
+def test_a_sweep_makes_a_call_whose_lease_ran_out_ready_and_tells_the_hook(backend: Backend) -> None:
+    seen: list[Event] = []
+    store = backend.open(on_event=seen.append)
+    key = store.put(pending())
+    answer_all(store, key)
+    (claim,) = store.claim(lease=10)
+    backend.clock.advance(9)
+    assert store.sweep() == 0
     assert store.call(key).status == "resuming"
+    backend.clock.advance(2)
+    seen.clear()
+    assert store.sweep() == 0  # it counts the calls expired; this one is ready again
+    call = store.call(key)
+    assert (call.status, call.leases_lost, call.lease_until) == ("ready", 1, None)
+    assert [(e.kind, e.key, e.status, e.target) for e in seen] == [("ready", key, "ready", "deploy")]
+    with pytest.raises(LeaseLostError):  # its resumer, back too late, records nothing
+        store.finish(key, claim.token, {"content": []})
+    (again,) = store.claim(lease=10)
+    assert again.attempt == 2
 
 
 def test_many_claimers_at_once_each_call_to_exactly_one(backend: Backend) -> None:
@@ -271,12 +291,12 @@ def test_a_claim_by_key_takes_that_call_only_when_it_is_ready_or_its_lease_ran_o
     assert store.claim(lease=30, key=waiting) == []  # still waiting for answers
     assert store.call(waiting).status == "waiting"
     assert store.claim(lease=30, key="no-such-key") == []
-    (claim,) = store.claim(lease=SHORT_LEASE, key=key, limit=5)  # one call, whatever the limit
+    (claim,) = store.claim(lease=5, key=key, limit=5)  # one call, whatever the limit
     assert store.claim(lease=30, key=key) == []  # resuming under a live lease
     assert (claim.key, claim.attempt, claim.pending) == (key, 1, pending(1))
     assert store.call(other).status == "ready"  # the other ready call is left alone
     assert store.call(key).status == "resuming"
-    wait_past(claim.lease_until)
+    backend.clock.advance(6)
     (again,) = backend.open().claim(lease=30, key=key)  # the lease ran out: claimable
     assert (again.key, again.attempt) == (key, 2)
     with pytest.raises(LeaseLostError):
@@ -356,15 +376,20 @@ def test_fail_keeps_the_error_retry_puts_it_back(store: Store) -> None:
 
 
 def test_deadlines_expire_waiting_calls_and_retention_purges_finished_ones(backend: Backend) -> None:
-    store = backend.open(retention=0.5)
+    store = backend.open(retention=60)
     passed = store.put(pending(0, expires_at="2020-01-01T00:00:00.000Z"))
     later = store.put(pending(1, expires_at="2999-01-01T00:00:00.000Z"))
-    host_deadline = store.put(pending(2), deadline=0.2)
+    host_deadline = store.put(pending(2), deadline=20)
     unreadable_deadline = store.put(pending(3, expires_at="not a date"))
     answered_in_time = store.put(pending(4, expires_at="2020-01-01T00:00:00.000Z"))
     answer_all(store, answered_in_time, 4)  # ready: it no longer waits for anyone
-    time.sleep(0.3)
-    assert store.sweep() == 2
+    done = store.put(pending(5))
+    answer_all(store, done, 5)
+    (claim,) = store.claim(lease=30, key=done)
+    store.finish(done, claim.token, {"content": []})
+    assert store.sweep() == 1  # the passed one; the host's deadline is 20 s away
+    backend.clock.advance(21)
+    assert store.sweep() == 1
     statuses = {call.key: call.status for call in store.calls()}
     assert statuses == {
         passed: "expired",
@@ -372,55 +397,166 @@ def test_deadlines_expire_waiting_calls_and_retention_purges_finished_ones(backe
         host_deadline: "expired",
         unreadable_deadline: "waiting",
         answered_in_time: "ready",
+        done: "done",
     }
     assert store.call(passed).error == "a question expired before it was answered"
     with pytest.raises(ValueError, match="expired"):
         store.record(passed, Answer("elc-a-0", True, {"name": "Ada"}))
     store.expire(later, "the host gave up")
     assert store.call(later).error == "the host gave up"
-    time.sleep(0.6)
+    assert backend.query("SELECT count(*) FROM toolnexus_answer") == [(4,)]
+    backend.clock.advance(50)  # passed and done finished 71 s ago; the other two 50 s ago
+    store.sweep()
+    assert {call.key for call in store.calls()} == {
+        host_deadline,
+        later,
+        unreadable_deadline,
+        answered_in_time,
+    }
+    assert backend.query("SELECT count(*) FROM toolnexus_answer") == [(2,)]  # done's went with it
+    backend.clock.advance(11)
     store.sweep()
     assert {call.key for call in store.calls()} == {unreadable_deadline, answered_in_time}
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "expired"),
+    [
+        ("2020-01-01T00:00:00Z", True),
+        ("2020-01-01T00:00:00", True),  # no offset: read as UTC, as the contract writes it
+        ("2020-01-01T02:00:00+02:00", True),
+        ("2999-01-01T00:00:00.123456789Z", False),
+        ("2020-02-30T00:00:00Z", False),  # not in the calendar: no deadline
+        ("2020-01-01", False),  # a date alone: no deadline
+        ("yesterday", False),
+        ("２０２０-01-01T00:00:00Z", False),  # fullwidth digits are no digits
+        ("2020-01-01T00:00:00Z" + " " * 100, False),  # too long to read
+    ],
+)
+def test_one_reading_of_expires_at_for_the_sweep(backend: Backend, expires_at: str, expired: bool) -> None:
+    store = backend.open()
+    key = store.put(pending(0, expires_at=expires_at))
+    assert store.sweep() == int(expired)
+    assert store.call(key).status == ("expired" if expired else "waiting")
 
 
 # --- the hook and waking ----------------------------------------------------------------------------
 
 
-def test_the_hook_is_told_of_park_ready_and_finish_and_its_failure_breaks_nothing(backend: Backend) -> None:
+def test_the_hook_is_told_of_every_transition_and_its_failure_breaks_nothing(backend: Backend) -> None:
     seen: list[Event] = []
     store = backend.open(on_event=seen.append)
+
+    def told() -> list[tuple[str, str, str | None, str | None, str | None]]:
+        out: list[tuple[str, str, str | None, str | None, str | None]] = [
+            (e.kind, e.key, e.status, e.server, e.target) for e in seen
+        ]
+        seen.clear()
+        return out
+
     key = store.put(pending())
+    assert told() == [("parked", key, "waiting", "srv", "deploy")]
     answer_all(store, key)
+    assert told() == [("ready", key, "ready", "srv", "deploy")]  # the last answer only
     (claim,) = store.claim(lease=30)
-    store.finish(key, claim.token, {"content": []})
-    assert [(e.kind, e.key, e.status, e.server) for e in seen] == [
-        ("parked", key, "waiting", "srv"),
-        ("ready", key, "ready", "srv"),
-        ("finished", key, "done", "srv"),
+    assert told() == [("claimed", key, "resuming", "srv", "deploy")]
+    store.release(key, claim.token)
+    assert told() == [("ready", key, "ready", "srv", "deploy")]
+    (claim,) = store.claim(lease=30)
+    store.fail(key, claim.token, "refused", retry=True)
+    assert told()[1:] == [("ready", key, "ready", "srv", "deploy")]
+    (claim,) = store.claim(lease=30)
+    store.fail(key, claim.token, "refused")
+    assert told()[1:] == [("finished", key, "failed", "srv", "deploy")]
+    store.retry(key)
+    assert told() == [("ready", key, "ready", "srv", "deploy")]
+    (claim,) = store.claim(lease=30)
+    new = store.finish_parked(key, claim.token, pending(1))
+    assert told()[1:] == [
+        ("finished", key, "done", "srv", "deploy"),
+        ("parked", new, "waiting", "srv", "deploy"),
+    ]
+    answer_all(store, new, 1)
+    (claim,) = store.claim(lease=30)
+    store.finish(new, claim.token, {"content": []})
+    assert told()[2:] == [("finished", new, "done", "srv", "deploy")]
+    lapsing = store.put(pending(2))
+    answer_all(store, lapsing, 2)
+    store.claim(lease=5)
+    backend.clock.advance(6)
+    told()
+    store.sweep()
+    assert told() == [("ready", lapsing, "ready", "srv", "deploy")]  # a lease that ran out
+    waiting = store.put(pending(3), deadline=5)
+    backend.clock.advance(6)
+    told()
+    store.sweep()
+    assert told() == [("finished", waiting, "expired", "srv", "deploy")]
+    other = store.put(pending(4))
+    store.expire(other, "given up")
+    store.remove(other)
+    assert told()[1:] == [
+        ("finished", other, "expired", "srv", "deploy"),
+        ("removed", other, None, "srv", "deploy"),
     ]
 
     def broken(event: Event) -> None:
         raise RuntimeError("the chat service is down")
 
     failing = backend.open(on_event=broken)
-    other = failing.put(pending(1))  # logged, not raised
-    assert failing.call(other).status == "waiting"
+    again = failing.put(pending(5))  # logged, not raised
+    assert failing.call(again).status == "waiting"
 
 
-def test_an_answer_in_one_store_object_wakes_a_waiter_in_another(backend: Backend) -> None:
+def test_each_watcher_sees_every_change_and_an_answer_wakes_one_in_another_store_object(
+    backend: Backend,
+) -> None:
     waiter, writer = backend.open(), backend.open()
+    worker, inbox = waiter.watch(), waiter.watch()  # two consumers of one store object
+    assert worker.wait(0) is False
+    assert inbox.wait(0) is False
     key = writer.put(pending(0, two=False))
-    waiter.wait(0)  # listening from here on
-    assert waiter.wait(0.2) in (False, True)  # the put may or may not wake it
-    timer = threading.Timer(0.3, lambda: writer.record(key, Answer("elc-a-0", True, {"name": "Ada"})))
-    start = time.monotonic()
+    assert worker.wait(10) is True  # every change wakes, not only a call becoming ready
+    assert inbox.wait(10) is True  # and each watcher has its own mark: none is stolen
+    assert worker.wait(0) is False  # nothing new since
+    recorded: list[float] = []
+
+    def answer() -> None:
+        writer.record(key, Answer("elc-a-0", True, {"name": "Ada"}))
+        recorded.append(time.monotonic())
+
+    timer = threading.Timer(0.3, answer)
     timer.start()
-    woke = waiter.wait(30)
-    took = time.monotonic() - start
+    woke = worker.wait(30)
+    woken_at = time.monotonic()
     timer.join()
-    assert woke
-    assert took < 15  # loose: woken by the answer, not by the 30 s timeout
+    assert woke is True
+    # The wake-up it promises: a poll of 50 ms (SQLite) or a NOTIFY (PostgreSQL), well under
+    # a second after the commit, never the 30 s timeout.
+    assert woken_at - recorded[0] < 1.0, woken_at - recorded[0]
     assert [c.key for c in waiter.claim(lease=10)] == [key]
+
+
+@pytest.mark.anyio
+async def test_a_watcher_waits_on_the_event_loop_without_a_thread_and_cancels(backend: Backend) -> None:
+    import anyio
+
+    waiter, writer = backend.open(), backend.open()
+    watcher = waiter.watch()
+    with anyio.move_on_after(0.2) as scope:
+        await watcher.wait_async(30)
+    assert scope.cancelled_caught  # cancelled cleanly
+    assert await watcher.wait_async(0.05) is False
+    async with anyio.create_task_group() as group:
+        got: list[bool] = []
+
+        async def wait() -> None:
+            got.append(await watcher.wait_async(30))
+
+        group.start_soon(wait)
+        await anyio.sleep(0.1)
+        await anyio.to_thread.run_sync(writer.put, pending(9))
+    assert got == [True]
 
 
 # --- what does not read -------------------------------------------------------------------------------
@@ -428,7 +564,7 @@ def test_an_answer_in_one_store_object_wakes_a_waiter_in_another(backend: Backen
 
 def _tamper(backend: Backend, key: str, column: str, value: str) -> None:
     backend.sql(
-        f"UPDATE toolnexus_pending SET {column} = ? WHERE key = ?",
+        f"UPDATE toolnexus_call SET {column} = ? WHERE key = ?",
         f"UPDATE toolnexus_call SET {column} = %s WHERE key = %s",
         (value, key),
     )
@@ -477,6 +613,13 @@ def test_an_answer_row_that_does_not_read_fails_that_call_only(store: Store, bac
     )
     with pytest.raises(ValueError, match="not JSON"):
         store.answers(bad)
+    listed = {call.key: call for call in store.calls()}  # reported as that call's problem
+    assert (listed[bad].status, listed[good].status) == ("failed", "ready")
+    error = listed[bad].error
+    assert error is not None
+    assert "not JSON" in error
+    assert store.call(bad).status == "failed"
+    assert [call.key for call in store.page_calls()[0]] == [good, bad]
     assert [claim.key for claim in store.claim(lease=30, limit=5)] == [good]
     failed: Call = store.call(bad)
     assert failed.status == "failed"
@@ -487,7 +630,7 @@ def test_an_answer_row_that_does_not_read_fails_that_call_only(store: Store, bac
 def test_a_store_of_a_newer_format_is_refused(backend: Backend) -> None:
     backend.open().close()
     backend.sql(
-        "UPDATE toolnexus_store SET value = '99' WHERE name = 'format'",
+        "UPDATE toolnexus_meta SET value = '99' WHERE name = 'format'",
         "UPDATE toolnexus_meta SET value = '99' WHERE name = 'format'",
     )
     with pytest.raises(StoreError, match=f"format 99.*format {STORE_FORMAT}"):
@@ -577,3 +720,186 @@ def test_a_page_of_calls_is_each_call_as_call_gives_it(store: Store, backend: Ba
         store.page_calls(before="1 OR 1=1")
     with pytest.raises(ValueError, match="limit"):
         store.page_calls(limit=0)
+
+
+# --- tables that are not a store's, and earlier formats ------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["toolnexus_call", "toolnexus_answer", "toolnexus_meta"])
+def test_a_same_named_table_that_is_not_a_stores_is_refused_untouched(backend: Backend, table: str) -> None:
+    backend.sql(
+        f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, secret TEXT)",
+        f"CREATE TABLE {table} (id integer PRIMARY KEY, secret text)",
+    )
+    backend.sql(
+        f"INSERT INTO {table} (id, secret) VALUES (1, 'token-abc')",
+        f"INSERT INTO {table} (id, secret) VALUES (1, 'token-abc')",
+    )
+    for options in ({}, {"read_only": True}, {"create": False}):
+        with pytest.raises(StoreError, match=f"the table {table} is not a toolnexus store's") as refused:
+            backend.open(**options)
+        assert "\n" not in str(refused.value)
+    assert backend.query(f"SELECT id, secret FROM {table}") == [(1, "token-abc")]
+    names = {row[0] for row in backend.query(_TABLES_SQL[backend.kind])}
+    assert names == {table}  # nothing made beside it
+
+
+_TABLES_SQL = {
+    "sqlite": "SELECT name FROM sqlite_master WHERE type = 'table'",
+    "postgres": "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+}
+
+# What the previous format (2) made, as its code wrote it, frozen here: SQLite named its tables
+# apart from PostgreSQL's then.
+_FORMAT_2 = {
+    "sqlite": [
+        "CREATE TABLE toolnexus_store (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE toolnexus_pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE,"
+        " created TEXT NOT NULL, pending TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'waiting', server TEXT,"
+        " asked INTEGER NOT NULL DEFAULT 0, expires REAL, updated REAL NOT NULL DEFAULT 0, token TEXT,"
+        " lease_until REAL, attempts INTEGER NOT NULL DEFAULT 0, outcome TEXT, error TEXT, follows TEXT,"
+        " next TEXT)",
+        "CREATE INDEX toolnexus_pending_status ON toolnexus_pending (status, seq)",
+        "CREATE TABLE toolnexus_answer (key TEXT NOT NULL, request_id TEXT NOT NULL, answer TEXT NOT NULL,"
+        " PRIMARY KEY (key, request_id))",
+        "INSERT INTO toolnexus_store (name, value) VALUES ('format', '2')",
+    ],
+    "postgres": [
+        "CREATE TABLE toolnexus_meta (name text PRIMARY KEY, value text NOT NULL)",
+        "CREATE TABLE toolnexus_call (seq bigserial UNIQUE, key text PRIMARY KEY, created text NOT NULL,"
+        " pending text NOT NULL, status text NOT NULL, server text, asked integer NOT NULL, expires float8,"
+        " updated float8 NOT NULL, token text, lease_until float8, attempts integer NOT NULL DEFAULT 0,"
+        " outcome text, error text, follows text, next text)",
+        "CREATE INDEX toolnexus_call_status ON toolnexus_call (status, seq)",
+        "CREATE TABLE toolnexus_answer (key text NOT NULL REFERENCES toolnexus_call (key) ON DELETE CASCADE,"
+        " request_id text NOT NULL, answer text NOT NULL, PRIMARY KEY (key, request_id))",
+        "INSERT INTO toolnexus_meta (name, value) VALUES ('format', '2')",
+    ],
+}
+
+
+def test_a_store_of_the_previous_format_is_upgraded_with_everything_in_it(backend: Backend) -> None:
+    import json
+
+    calls = "toolnexus_pending" if backend.kind == "sqlite" else "toolnexus_call"
+    for statement in _FORMAT_2[backend.kind]:
+        backend.sql(statement, statement)
+    rows = [
+        ("k-wait", pending(0), "waiting", None),
+        ("k-ready", pending(1), "ready", None),
+        ("k-done", pending(2), "done", '{"content":[],"isError":false}'),
+    ]
+    for key, made, status, outcome in rows:
+        params = (key, json.dumps(made.to_dict()), status, made.server, len(made.requests), outcome)
+        backend.sql(
+            f"INSERT INTO {calls} (key, created, pending, status, server, asked, updated, outcome)"
+            " VALUES (?, '2026-11-01T00:00:00.000Z', ?, ?, ?, ?, 1.0, ?)",
+            f"INSERT INTO {calls} (key, created, pending, status, server, asked, updated, outcome)"
+            " VALUES (%s, '2026-11-01T00:00:00.000Z', %s, %s, %s, %s, 1.0, %s)",
+            params,
+        )
+    backend.sql(
+        f"INSERT INTO {calls} (key, created, pending, status, server, asked, updated)"
+        " VALUES ('k-bad', '2026-11-01T00:00:00.000Z', '{', 'waiting', 'srv', 1, 1.0)",
+        f"INSERT INTO {calls} (key, created, pending, status, server, asked, updated)"
+        " VALUES ('k-bad', '2026-11-01T00:00:00.000Z', '{', 'waiting', 'srv', 1, 1.0)",
+    )
+    for request_id, answer in (
+        ("elc-a-1", {"id": "elc-a-1", "ok": True, "data": {"name": "Ada"}}),
+        ("elc-b-1", {"id": "elc-b-1", "ok": True}),
+    ):
+        backend.sql(
+            "INSERT INTO toolnexus_answer (key, request_id, answer) VALUES ('k-ready', ?, ?)",
+            "INSERT INTO toolnexus_answer (key, request_id, answer) VALUES ('k-ready', %s, %s)",
+            (request_id, json.dumps(answer)),
+        )
+    with pytest.raises(StoreError, match=r"format 2.*open it once for writing"):
+        backend.open(read_only=True)  # read-only: refused, and not changed
+    assert backend.query("SELECT count(*) FROM toolnexus_answer") == [(2,)]
+    store = backend.open()
+    found = {call.key: call for call in store.calls()}
+    assert {key: call.status for key, call in found.items()} == {
+        "k-wait": "waiting",
+        "k-ready": "ready",
+        "k-done": "done",
+        "k-bad": "failed",
+    }
+    assert found["k-done"].result == {"content": [], "isError": False}
+    assert store.answers("k-ready")["elc-a-1"] == Answer("elc-a-1", True, {"name": "Ada"})
+    assert backend.query("SELECT key, method, target FROM toolnexus_call ORDER BY seq") == [
+        ("k-wait", "tools/call", "deploy"),
+        ("k-ready", "tools/call", "deploy"),
+        ("k-done", "tools/call", "deploy"),
+        ("k-bad", None, None),
+    ]
+    assert backend.query("SELECT value FROM toolnexus_meta WHERE name = 'format'") == [(str(STORE_FORMAT),)]
+    names = {row[0] for row in backend.query(_TABLES_SQL[backend.kind])} - {"sqlite_sequence"}
+    assert names == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer"}  # one set of names
+    (claim,) = store.claim(lease=30)
+    assert (claim.key, set(claim.answers)) == ("k-ready", {"elc-a-1", "elc-b-1"})
+    store.finish(claim.key, claim.token, {"content": []})
+    key = store.put(pending(7))  # new calls go in beside the old
+    assert [call.key for call in store.calls()][-1] == key
+    reader = backend.open(read_only=True)
+    assert len(reader.calls()) == 5
+
+
+# --- PostgreSQL's own ------------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_postgresql_leases_run_on_the_databases_clock(postgres_url: str) -> None:
+    """The one real-clock lease test: a lease of 1 s on PostgreSQL's own clock (the default)."""
+    from toolnexus.durable import PostgresStore
+
+    with PostgresStore(postgres_url) as store, PostgresStore(postgres_url) as other:
+        key = store.put(pending())
+        answer_all(store, key)
+        (first,) = store.claim(lease=1)
+        (now,) = other.calls()[0:1]
+        assert now.lease_until is not None
+        assert abs(now.lease_until - (time.time() + 1)) < 5  # the same machine's clock, roughly
+        assert other.claim(lease=30) == []
+        while time.time() < first.lease_until + 0.05:
+            time.sleep(0.05)
+        (second,) = other.claim(lease=30)
+        assert second.attempt == 2
+
+
+@pytest.mark.e2e
+def test_postgresql_read_only_sessions_cannot_write_even_by_sql(postgres_url: str) -> None:
+    from toolnexus.durable import PostgresStore
+
+    with PostgresStore(postgres_url) as writer:
+        key = writer.put(pending())
+    with PostgresStore(postgres_url, read_only=True) as reader:
+        assert reader.get(key) == pending()
+        with reader._d.transaction(write=False) as tx:
+            (setting,) = tx.run("SHOW default_transaction_read_only").fetchone()
+        assert setting == "on"
+        with pytest.raises(StoreError, match="read-only"), reader._d.transaction(write=True) as tx:
+            tx.run("DELETE FROM toolnexus_call")
+    with PostgresStore(postgres_url) as writer:
+        assert [c.key for c in writer.calls()] == [key]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"pool_size": 0}, ValueError, "pool_size must be from 1 to 100"),
+        ({"pool_size": 1000}, ValueError, "pool_size must be from 1 to 100"),
+        ({"pool_size": 2.5}, TypeError, "pool_size must be an int"),
+        ({"connect_timeout": 1}, ValueError, "connect_timeout must be at least 2"),
+        ({"connect_timeout": 2.5}, ValueError, "connect_timeout must be a whole number"),
+        ({"connect_timeout": 0}, ValueError, "connect_timeout must be a positive"),
+        ({"connect_timeout": 10**6}, ValueError, "connect_timeout must be at most 3600"),
+        ({"connect_timeout": "5"}, TypeError, "connect_timeout must be a number"),
+    ],
+)
+def test_postgresql_options_out_of_range_are_refused_not_clamped(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    from toolnexus.durable import PostgresStore
+
+    with pytest.raises(error, match=message):  # before any connection is tried
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none", **options)

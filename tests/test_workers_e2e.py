@@ -138,11 +138,12 @@ def parked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Parked]:
 class Workers:
     """``toolnexus worker`` processes on one store, started and killed at will."""
 
-    def __init__(self, spec: str, count_file: Path, tmp: Path, lease: float) -> None:
+    def __init__(self, spec: str, count_file: Path, tmp: Path, lease: float, delay: float = 0.0) -> None:
         self.spec = spec
         self.count_file = count_file
         self.tmp = tmp
         self.lease = lease
+        self.delay = delay
         self.running: list[forkserver.Forked] = []
         self.killed: list[int] = []
         self.started = 0
@@ -150,7 +151,10 @@ class Workers:
     def start(self) -> None:
         self.started += 1
         server = forkserver.server_command(
-            [sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(self.count_file)]
+            [
+                *(sys.executable, str(SERVER), "--key", KEY.hex(), "--count", str(self.count_file)),
+                *("--delay", str(self.delay)),
+            ]
         )
         with (self.tmp / f"worker-{self.started}.out").open("wb") as out:
             proc = forkserver.popen(
@@ -239,7 +243,7 @@ def _status_counter(spec: str) -> Iterator[Callable[[], dict[str, int]]]:
 
         db = sqlite3.connect(f"{Path(spec).as_uri()}?mode=ro", uri=True)
         try:
-            yield lambda: dict(db.execute(query.format("toolnexus_pending")).fetchall())
+            yield lambda: dict(db.execute(query.format("toolnexus_call")).fetchall())
         finally:
             db.close()
 
@@ -350,6 +354,84 @@ def test_postgresql_restarted_under_running_workers(
     assert {n: pids for n, pids in by_job.items() if len(pids) != 1} == {}
 
 
+def test_a_database_outage_shorter_than_the_lease_never_runs_a_tool_twice(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    """One worker, a lease of 5 s, a tool body of 1.5 s; PostgreSQL cut at three moments: a
+    restart before the claim, a restart while the body runs, and an outage (stopped for a
+    second) over the moment the worker records the result. Each body runs once, each call
+    ends done, and the worker never reports a lease lost."""
+    workers = Workers(postgres_url, tmp_path / "runs", tmp_path, lease=5, delay=1.5)
+    keys = park(postgres_url, 3)
+    workers.start()
+    try:
+        time.sleep(1)  # connected and idle
+        postgres_server.restart()  # 1. before a claim: the worker's idle connections die
+        answer(postgres_url, keys[0])
+        wait_until_done(postgres_url, keys[0], workers)
+
+        answer(postgres_url, keys[1])  # 2. during the body
+        wait_until_ran(workers.count_file, 2)
+        postgres_server.restart()
+        wait_until_done(postgres_url, keys[1], workers)
+
+        answer(postgres_url, keys[2])  # 3. while the result is recorded
+        wait_until_ran(workers.count_file, 3)
+        time.sleep(1.0)  # the body ends 0.5 s into the outage
+        postgres_server.stop("immediate")
+        time.sleep(1.0)
+        postgres_server.start()
+        wait_until_done(postgres_url, keys[2], workers)
+    finally:
+        workers.stop()
+    assert runs(workers.count_file) == {0: [workers.running[0].pid], 1: [workers.running[0].pid], 2: [workers.running[0].pid]}
+    said = workers.output()
+    assert "lost" not in said, said
+    with open_store(postgres_url, create=False, read_only=True) as store:
+        assert [(c.status, c.attempts, c.leases_lost) for c in store.calls()] == [("done", 1, 0)] * 3
+
+
+def test_an_idle_worker_stops_within_a_second_of_sigterm_during_an_outage(
+    postgres_server: PostgresServer, postgres_url: str, tmp_path: Path
+) -> None:
+    workers = Workers(postgres_url, tmp_path / "runs", tmp_path, lease=5)
+    park(postgres_url, 1)
+    workers.start()
+    (worker,) = workers.running
+    try:
+        time.sleep(1)
+        postgres_server.stop("immediate")
+        time.sleep(8)  # the worker's looks fail, and it backs off to its longest pause (5 s)
+        sent = time.monotonic()
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        postgres_server.start()
+        workers.stop()
+    assert worker.returncode == 0, workers.output()
+    assert took < 1.0, took
+
+
+def answer(spec: str, key: str) -> None:
+    from toolnexus import Answer
+
+    with open_store(spec, create=False) as store:
+        (request,) = store.get(key).requests
+        store.record(key, Answer(request.id, True, {"word": "w" + key[:6]}))
+
+
+def wait_until_ran(count_file: Path, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while ran(count_file) < count:
+        assert time.monotonic() < deadline, f"the body did not run {count} times in 60 s"
+        time.sleep(0.02)
+
+
+def wait_until_done(spec: str, key: str, workers: Workers) -> None:
+    wait_until_all_done_subset(spec, [key], workers)
+
+
 def wait_until_all_done_subset(spec: str, keys: list[str], workers: Workers) -> None:
     deadline = time.monotonic() + 60
     with open_store(spec, create=False, read_only=True) as store:
@@ -381,7 +463,7 @@ def test_a_database_unreachable_at_start_is_one_line_and_exit_3(tmp_path: Path) 
     assert lines[0].startswith("toolnexus: cannot reach the store: cannot reach PostgreSQL at 127.0.0.1:")
 
 
-def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path) -> None:
+def test_worker_once_drains_makes_a_missing_store_and_cannot_make_one_nowhere(tmp_path: Path) -> None:
     spec = str(tmp_path / "calls.db")
     keys = park(spec, 3)
     for recorder in record_from_other_processes(spec, keys[:2], 1):
@@ -397,14 +479,24 @@ def test_worker_once_drains_and_a_missing_store_is_a_usage_error(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == sorted(f"{key}  tool job  done" for key in keys[:2])
-    missing = forkserver.run(
-        [sys.executable, "-m", "toolnexus", "worker", str(tmp_path / "nope.db"), "--stdio", server, "--once"],
+    made = forkserver.run(  # a worker writes: it makes its store on first use
+        [sys.executable, "-m", "toolnexus", "worker", str(tmp_path / "new.db"), "--stdio", server, "--once"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert missing.returncode == 2
-    assert "no such store" in missing.stderr
+    assert (made.returncode, made.stdout, made.stderr) == (0, "", "")
+    with open_store(str(tmp_path / "new.db"), create=False, read_only=True) as store:
+        assert store.calls() == []
+    nowhere = tmp_path / "no-such-dir" / "x.db"
+    missing = forkserver.run(
+        [sys.executable, "-m", "toolnexus", "worker", str(nowhere), "--stdio", server, "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert missing.stderr == f"toolnexus: {nowhere}: cannot create a store there\n"
 
 
 class socket_closed_port:  # noqa: N801 - used as a context manager

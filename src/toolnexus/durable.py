@@ -60,8 +60,9 @@ from ._pending import (
     elicit_results,
     input_request,
 )
-from ._postgres import CHANNEL, PostgresStore
+from ._postgres import CHANNEL, PostgresStore, redact_store
 from ._protocol import INPUT_REQUIRED_VERSION, LegacyProtocolError, asks_between_rounds
+from ._sqlite import SqliteStore
 from ._store import (
     ANY_SERVER,
     DEFAULT_RETENTION,
@@ -72,8 +73,8 @@ from ._store import (
     Claim,
     Event,
     EventHook,
+    EventKind,
     LeaseLostError,
-    SqliteStore,
     Status,
     Store,
     StoreError,
@@ -81,8 +82,9 @@ from ._store import (
     check_key,
     check_lease,
 )
-from ._util import check_seconds, utc_timestamp
+from ._time import Clock, check_seconds, utc_timestamp
 from ._util import type_name as _type_name
+from ._watch import Watcher
 from ._wire import Request
 
 if TYPE_CHECKING:
@@ -105,6 +107,7 @@ __all__ = [
     "Claim",
     "Event",
     "EventHook",
+    "EventKind",
     "LeaseLostError",
     "LegacyProtocolError",
     "NotClaimableError",
@@ -118,12 +121,14 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreUnavailableError",
+    "Watcher",
     "call_tool",
     "call_tool_or_park",
     "get_prompt",
     "open_store",
     "park_only",
     "read_resource",
+    "redact_store",
     "resume",
     "resume_key",
     "resume_ready",
@@ -494,6 +499,7 @@ def open_store(
     read_only: bool = False,
     retention: float | None = DEFAULT_RETENTION,
     on_event: EventHook | None = None,
+    clock: Clock | None = None,
 ) -> SqliteStore | PostgresStore:
     """The store ``spec`` names: a ``postgresql://`` (or ``postgres://``) URL opens a
     [`PostgresStore`][toolnexus.durable.PostgresStore], anything else is the path of a
@@ -514,6 +520,8 @@ def open_store(
             database that is not a store is refused untouched.
         retention: seconds a finished call is kept (``None``: for ever).
         on_event: the notification hook (see [`Event`][toolnexus.durable.Event]).
+        clock: the store's clock, for tests that move time (seconds since the epoch); by
+            default the machine's (SQLite) or the database's (PostgreSQL).
 
     Raises:
         StoreError: a store of a newer format, or a database that is not a store.
@@ -521,10 +529,14 @@ def open_store(
         FileNotFoundError: no such file, and ``create`` is false.
     """
     if isinstance(spec, str) and spec.lower().startswith(_POSTGRES_SCHEMES):
-        return PostgresStore(spec, create=create, read_only=read_only, retention=retention, on_event=on_event)
+        return PostgresStore(
+            spec, create=create, read_only=read_only, retention=retention, on_event=on_event, clock=clock
+        )
     if not isinstance(spec, (str, os.PathLike)):
         raise TypeError(f"open_store: spec must be a path or a postgresql:// URL, not {_type_name(spec)}")
-    return SqliteStore(spec, create=create, read_only=read_only, retention=retention, on_event=on_event)
+    return SqliteStore(
+        spec, create=create, read_only=read_only, retention=retention, on_event=on_event, clock=clock
+    )
 
 
 # --- resuming what is ready ------------------------------------------------------------------
@@ -604,8 +616,11 @@ async def resume_key(
         Exception: a failure of the connection itself, after the call was released back to
             ``ready``.
     """
+    import anyio
+
     lease = check_lease(lease)
     key = check_key(key)
+    held = _Lease(lease)
     claims = await _in_thread(store.claim, lease=lease, key=key)
     if not claims:
         call = await _in_thread(store.call, key)  # KeyError when there is none
@@ -614,16 +629,17 @@ async def resume_key(
     try:
         _check_server(client, claim.pending, allow_renamed_server)
     except ServerMismatchError:
-        await _settle(store.release, claim.key, claim.token, patience=lease)
+        await _settle(store.release, claim.key, claim.token, lease=held)
         raise
     try:
-        return await _run_claim(client, store, claim, lease, allow_renamed_server, 0)
+        return await _run_claim(client, store, claim, held, allow_renamed_server, 0)
     except BaseException:
         # Cancelled (a connection that ended under the call) or failed before an outcome was
-        # recorded: give the call back, ready for another resumer. A claim already ended
-        # (released, or its outcome recorded) is no longer this token's: nothing to do.
-        with contextlib.suppress(LeaseLostError, StoreUnavailableError):
-            store.release(claim.key, claim.token)
+        # recorded: give the call back, ready for another resumer, in a worker thread (a
+        # store may wait on a lock) and shielded from the cancellation being handled. A claim
+        # already ended (released, or its outcome recorded) is no longer this token's.
+        with anyio.CancelScope(shield=True), contextlib.suppress(LeaseLostError, StoreUnavailableError):
+            await _in_thread(store.release, claim.key, claim.token)
         raise
 
 
@@ -640,27 +656,57 @@ async def _in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
 
 
-async def _settle(fn: Callable[..., Any], *args: Any, patience: float, **kwargs: Any) -> Any:
-    """Record an outcome, waiting out a store that is unreachable for up to ``patience`` s."""
+_RETRY_DELAY: Final = (0.05, 0.5)  # first and longest pause between two tries of an unreachable store
+
+
+class _Lease:
+    """What a resumer knows of its claim's lease: the moment (this process's clock) until
+    which it surely holds, from the last claim or renewal that went through (counted from
+    before the request, so never later than the store's own deadline)."""
+
+    def __init__(self, lease: float) -> None:
+        import anyio
+
+        self.lease = lease
+        self.holds_until = anyio.current_time() + lease  # made just before the claim is asked for
+
+    def start(self) -> float:
+        import anyio
+
+        return float(anyio.current_time())
+
+    def renewed(self, started: float) -> None:
+        self.holds_until = max(self.holds_until, started + self.lease)
+
+    def holds(self) -> bool:
+        import anyio
+
+        return bool(anyio.current_time() < self.holds_until)
+
+
+async def _settle(fn: Callable[..., Any], *args: Any, lease: _Lease, **kwargs: Any) -> Any:
+    """Record an outcome: tried again and again while the store cannot be reached and the
+    claim's lease still holds (a database restart shorter than the lease loses nothing),
+    then once more; ``StoreUnavailableError`` after that."""
     import anyio
 
-    deadline = anyio.current_time() + patience
-    delay = 0.1
+    delay = _RETRY_DELAY[0]
     while True:
         try:
             return await _in_thread(fn, *args, **kwargs)
         except StoreUnavailableError:
-            if anyio.current_time() + delay > deadline:
+            if not lease.holds():
                 raise
             await anyio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+            delay = min(delay * 2, _RETRY_DELAY[1])
 
 
 async def _resume_claim(
-    client: Client, store: Store, claim: Claim, lease: float, allow_renamed_server: bool
+    client: Client, store: Store, claim: Claim, lease: _Lease, allow_renamed_server: bool
 ) -> tuple[Result | Pending | None, Exception | None, bool]:
-    """Resume one claimed call while a heartbeat renews its lease every third of it; the
-    result or the error, and whether the lease was lost (the call then cancelled)."""
+    """Resume one claimed call while a heartbeat renews its lease every third of it (sooner
+    again after a renewal the store could not take); the result or the error, and whether
+    the lease was lost (the call then cancelled)."""
     import anyio
 
     lost = False
@@ -671,16 +717,23 @@ async def _resume_claim(
 
         async def heartbeat() -> None:
             nonlocal lost
+            pause = lease.lease / 3
             while True:
-                await anyio.sleep(lease / 3)
+                await anyio.sleep(pause)
+                started = lease.start()
                 try:
-                    await _in_thread(store.renew, claim.key, claim.token, lease)
+                    await _in_thread(store.renew, claim.key, claim.token, lease.lease)
                 except LeaseLostError:
                     lost = True
                     group.cancel_scope.cancel()
                     return
                 except StoreUnavailableError:
-                    continue  # the outcome's recording will tell whether the lease held
+                    # The outcome's recording will tell whether the lease held; meanwhile
+                    # try again soon, so that the lease is renewed as soon as the store is back.
+                    pause = min(lease.lease / 3, _RETRY_DELAY[1])
+                    continue
+                lease.renewed(started)
+                pause = lease.lease / 3
 
         group.start_soon(heartbeat)
         try:
@@ -751,11 +804,12 @@ async def resume_ready(
     renamed = wanted != connected
     outcomes: list[Outcome] = []
     while limit is None or len(outcomes) < limit:
+        held = _Lease(lease)
         claims = await _in_thread(store.claim, lease=lease, server=wanted, limit=1)
         if not claims:
             break
         (claim,) = claims
-        outcome = await _run_claim(client, store, claim, lease, renamed, retries)
+        outcome = await _run_claim(client, store, claim, held, renamed, retries)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
@@ -763,7 +817,7 @@ async def resume_ready(
 
 
 async def _run_claim(
-    client: Client, store: Store, claim: Claim, lease: float, renamed: bool, retries: int
+    client: Client, store: Store, claim: Claim, lease: _Lease, renamed: bool, retries: int
 ) -> Outcome:
     from mcp import MCPError
 
@@ -789,18 +843,24 @@ async def _run_claim(
             if not isinstance(error, (MCPError, ValueError, TypeError, ToolnexusError)):
                 # The connection failed: nothing says whether the server ran the call. Give
                 # it back for another resumer (the guarantee's one extra retry) and stop.
-                await _settle(store.release, claim.key, claim.token, patience=lease)
+                with contextlib.suppress(StoreUnavailableError):
+                    await _settle(store.release, claim.key, claim.token, lease=lease)
                 raise error
             retry = claim.attempt <= retries
             text = _error_text(error)
-            await _settle(store.fail, claim.key, claim.token, text, retry=retry, patience=lease)
+            await _settle(store.fail, claim.key, claim.token, text, retry=retry, lease=lease)
             return made("retry" if retry else "failed", error=text, exception=error)
         if isinstance(result, Pending):
-            new = await _settle(store.finish_parked, claim.key, claim.token, result, patience=lease)
+            new = await _settle(store.finish_parked, claim.key, claim.token, result, lease=lease)
             return made("done", next=new)
         assert result is not None
         dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        await _settle(store.finish, claim.key, claim.token, dumped, patience=lease)
+        await _settle(store.finish, claim.key, claim.token, dumped, lease=lease)
         return made("done", result=result)
     except LeaseLostError:
         return made("lost", error="the lease ran out before the outcome was recorded")
+    except StoreUnavailableError:
+        return made(
+            "lost",
+            error="the store could not be reached until the lease ran out: the outcome was not recorded",
+        )

@@ -9,11 +9,11 @@ await worker.Worker(store, "https://deployer.internal/mcp").run()
 
 A [`Worker`][toolnexus.worker.Worker] keeps one connection to one server, and loops:
 [`resume_ready`][toolnexus.durable.resume_ready] (claim, resume, record, one call at a
-time), then sleeps in the store's [`wait`][toolnexus.durable.SqliteStore.wait] until an
-answer recorded anywhere makes a call ready (``LISTEN``/``NOTIFY`` in PostgreSQL, a
-``PRAGMA data_version`` check every 50 ms in SQLite) or ``idle`` seconds pass (a lease
-that ran out, a deadline). Any number of workers, in any processes on any machines, may
-share a store: each call is resumed by one of them.
+time), then sleeps on a [`Watcher`][toolnexus.durable.Watcher] of its own until the store
+changes anywhere (``LISTEN``/``NOTIFY`` in PostgreSQL, a ``PRAGMA data_version`` check every
+50 ms in SQLite) or ``idle`` seconds pass (a lease that ran out, a deadline). Any number of
+workers, in any processes on any machines, may share a store: each call is resumed by one of
+them.
 
 Nothing raises out of the loop: a record that does not read is marked ``failed``, a store
 that cannot be reached is retried with a growing pause, a connection to the server that
@@ -41,6 +41,7 @@ from ._store import (
     fire,
 )
 from ._util import escape_text
+from ._watch import Watcher
 from .durable import Outcome, park_only, resume_ready
 
 if TYPE_CHECKING:
@@ -167,17 +168,16 @@ class Worker:
         none is ready); returns how many calls it ended. Raises only when the first
         connection to the server or the first look at the store fails (so a command can say
         so and exit); after that, failures are logged and retried."""
-        import anyio
 
         started = False
         pause = _BACKOFF[0]
-        await self._store_call(self.store.wait, 0)  # listening before the first look
+        watcher = await self._store_call(self.store.watch)  # listening before the first look
         while not self._stopping:
             try:
                 async with self._client() as client:
                     started = True
                     pause = _BACKOFF[0]
-                    if await self._serve(client, once):
+                    if await self._serve(client, once, watcher):
                         return self.resumed
             except StoreUnavailableError as err:
                 if not started:
@@ -189,11 +189,19 @@ class Worker:
                 logger.warning(
                     "the connection to the server failed (%s); connecting again in %.1f s", err, pause
                 )
-            await anyio.sleep(pause)
+            await self._nap(pause)
             pause = min(pause * 2, _BACKOFF[1])
         return self.resumed
 
-    async def _serve(self, client: Client, once: bool) -> bool:
+    async def _nap(self, seconds: float) -> None:
+        """Sleep, in short slices, so that [`stop`][toolnexus.worker.Worker.stop] ends it soon."""
+        import anyio
+
+        deadline = anyio.current_time() + seconds
+        while not self._stopping and (left := deadline - anyio.current_time()) > 0:
+            await anyio.sleep(min(left, _STOP_LATENCY))
+
+    async def _serve(self, client: Client, once: bool, watcher: Watcher) -> bool:
         """Resume on one connection; ``True`` when the worker is done, ``False`` to reconnect
         (a connection error propagates)."""
         import anyio
@@ -216,26 +224,25 @@ class Worker:
                 pause = _BACKOFF[0]
             except (StoreUnavailableError, StoreError) as err:
                 logger.warning("the store failed (%s); trying again in %.1f s", err, pause)
-                await anyio.sleep(pause)
+                await self._nap(pause)
                 pause = min(pause * 2, _BACKOFF[1])
                 continue
             if outcomes:
                 continue
             if once:
                 return True
-            await self._idle()
+            await self._idle(watcher)
         return True
 
-    async def _idle(self) -> None:
+    async def _idle(self, watcher: Watcher) -> None:
         """Wait for the store to change, up to ``idle`` seconds, in short slices so that
-        [`stop`][toolnexus.worker.Worker.stop] ends the loop soon (a store's ``wait`` runs
-        in a thread, which a cancellation cannot interrupt)."""
+        [`stop`][toolnexus.worker.Worker.stop] (set from a signal handler) ends the loop soon."""
         import anyio
 
         deadline = anyio.current_time() + self.idle
         while not self._stopping:
             left = deadline - anyio.current_time()
-            if left <= 0 or await self._store_call(self.store.wait, min(left, _STOP_LATENCY)):
+            if left <= 0 or await watcher.wait_async(min(left, _STOP_LATENCY)):
                 return
 
 

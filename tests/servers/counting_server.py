@@ -7,13 +7,17 @@ many server processes never interleave), and returns ``"job <n>: <answer>"``. It
 ``requestState`` is sealed with a key given on the command line, so every copy of the server
 (one per worker, each over stdio) accepts the state any other sealed.
 
-Run: ``python counting_server.py --key HEX --count FILE [--name NAME]`` (stdio).
+With ``--delay SECONDS`` the body, once counted, takes that long before it returns (a tool
+that works a while, for the tests that cut the database meanwhile).
+
+Run: ``python counting_server.py --key HEX --count FILE [--name NAME] [--delay SECONDS]`` (stdio).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import time
 from typing import Annotated
 
 from mcp.server.mcpserver import Elicit, ElicitationResult, MCPServer, Resolve
@@ -34,7 +38,7 @@ def _ask(n: int) -> Elicit[Go]:
 STARTED_BY = "TOOLNEXUS_TEST_STARTED_BY"
 
 
-def build_server(key: bytes, count_file: str | None, name: str = "counter") -> MCPServer:
+def build_server(key: bytes, count_file: str | None, name: str = "counter", delay: float = 0.0) -> MCPServer:
     server = MCPServer(name, request_state_security=RequestStateSecurity(keys=[key], ttl=3600))
     # The worker that started this server, read now: once that worker is killed, the server
     # (which may still run the call it was sent) belongs to init, and getppid() says 1. A
@@ -56,6 +60,8 @@ def build_server(key: bytes, count_file: str | None, name: str = "counter") -> M
         """Runs once per call: counted."""
         word = go.data.word if go.action == "accept" else go.action
         count(f"{n} {worker} {word}\n")
+        if delay:
+            time.sleep(delay)
         return f"job {n}: {word}"
 
     return server
@@ -66,8 +72,9 @@ def main() -> None:
     parser.add_argument("--key", required=True)
     parser.add_argument("--count", required=True)
     parser.add_argument("--name", default="counter")
+    parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args()
-    build_server(bytes.fromhex(args.key), args.count, args.name).run("stdio")
+    build_server(bytes.fromhex(args.key), args.count, args.name, args.delay).run("stdio")
 
 
 if __name__ == "__main__":

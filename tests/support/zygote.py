@@ -65,7 +65,7 @@ PRELOAD = (
     "toolnexus.worker",
     "jsonschema",  # the SDK's client loads it to check a tool's structured result
 )
-PRELOAD_IF_INSTALLED = ("psycopg", "psycopg_pool", "toolnexus._postgres", "toolnexus.inbox")
+PRELOAD_IF_INSTALLED = ("psycopg", "toolnexus._postgres", "toolnexus.inbox")
 """The extras' modules (``postgres``, ``inbox``), where they are installed: the workers' and
 inbox commands would each load them again (0.1 s of CPU in each worker, measured)."""
 

@@ -9,7 +9,6 @@ import hashlib
 import hmac
 import logging
 import secrets
-import threading
 import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, Final
@@ -23,8 +22,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .._time import read_expires_at
 from .._wire import Answer
-from ..durable import STATUSES, Call, Pending, SqliteStore
+from ..durable import STATUSES, Call, Pending, StoreUnavailableError
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
@@ -37,42 +37,12 @@ SCAN_PAGES: Final = 10
 _MAX_FORM_BYTES: Final = 1_000_000
 _MAX_FIELDS: Final = 2000
 _QUIET: Final = 15.0
-"""Seconds after which a live page hears from the server even when nothing changed."""
+"""Seconds after which a live page hears from the server (a comment line, no read of the
+store) even when nothing changed."""
 
 
 def _now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc)
-
-
-class _Changes:
-    """Whether the store changed since a live page last looked, checked once per interval for
-    every open page together: a ``SqliteStore``'s ``wait(0)`` (SQLite's ``data_version``:
-    every commit, from any process) costs one page read from shared memory, where each page
-    working out its own view costs a page of calls. Other stores' ``wait`` wakes on some
-    changes only (PostgreSQL's on a call becoming ready), so for them each page looks itself.
-    A process that also waits on the same store object (a worker beside a mounted inbox)
-    shares SQLite's change mark with it: either may then notice a change late, the inbox at
-    most ``_QUIET`` seconds late."""
-
-    def __init__(self, store: Any, interval: float) -> None:
-        self.store = store
-        self.interval = interval
-        self.sees_every_change = isinstance(store, SqliteStore)
-        self.version = 0
-        self._checked = 0.0
-        self._lock = threading.Lock()
-
-    def current(self) -> int | None:
-        """The count of changes seen; ``None`` when this store cannot tell."""
-        if not self.sees_every_change:
-            return None
-        with self._lock:
-            now = time.monotonic()
-            if now - self._checked >= self.interval * 0.9:
-                self._checked = now
-                if self.store.wait(0):
-                    self.version += 1
-            return self.version
 
 
 class _Inbox:
@@ -83,7 +53,6 @@ class _Inbox:
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.title = title
-        self.changes = _Changes(store, poll_interval)
         self.csrf_cookie = (cookie_name(token) if token is not None else "toolnexus_inbox") + "_csrf"
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("toolnexus.inbox", "templates"),
@@ -146,8 +115,15 @@ class _Inbox:
         """One page of the list, newest first, and the cursor of the next. With ``status``,
         at most ``SCAN_PAGES`` pages of the store are read for it (then the next page goes on
         from there), so no request reads the whole store."""
+        rows, cursor, _ = self._rows(status, server, before)
+        return rows, cursor
+
+    def _rows(
+        self, status: str | None, server: str | None, before: str | None
+    ) -> tuple[list[_views.Row], str | None, float | None]:
         now = _now()
         shown: list[_views.Row] = []
+        calls_shown: list[Call] = []
         cursor = before
         for _ in range(SCAN_PAGES):
             calls, cursor = self._page_calls(cursor, server)
@@ -156,17 +132,23 @@ class _Inbox:
                 row = _views.row_of(call.key, call.created, pending, call.answered, now, call.status)
                 if status is None or row.status == status:
                     shown.append(row)
+                    calls_shown.append(call)
             if cursor is None or len(shown) >= self.page_size:
                 break
-        return shown, cursor
+        return shown, cursor, _due(calls_shown)
 
-    def fingerprint(self, status: str | None, server: str | None, key: str | None) -> str:
-        """What changes when the page showing these would change: the first page's calls and
-        their answers, or one call's answers. Its cost is a page's, whatever the store holds."""
+    def fingerprint(
+        self, status: str | None, server: str | None, key: str | None
+    ) -> tuple[str, float | None]:
+        """What changes when the page showing these would change (the first page's calls and
+        their answers, or one call's answers), and when it would change without a write to
+        the store: the soonest deadline of a question it shows as waiting (seconds since the
+        epoch), else ``None``. Its cost is a page's, whatever the store holds."""
         if key is not None:
-            return _call_mark(self.call(key))
-        rows, _ = self.rows(status, server, None)
-        return _rows_mark(rows)
+            call = self.call(key)
+            return _call_mark(call), _due([call] if call is not None else [])
+        rows, _, due = self._rows(status, server, None)
+        return _rows_mark(rows), due
 
     # --- pages -------------------------------------------------------------------------------
 
@@ -387,35 +369,53 @@ class _Inbox:
         drawn = _seen(query.get("seen"))
 
         async def stream() -> AsyncIterator[str]:
-            seen = await anyio.to_thread.run_sync(self.changes.current)
-            now = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+            # A watcher of this page's own: it waits without a thread and reads nothing
+            # while the store does not change; a question's deadline (which passes without
+            # a write) is looked at when it comes.
+            try:
+                watcher = await anyio.to_thread.run_sync(self.store.watch)
+                now, due = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+            except StoreUnavailableError:
+                return  # the browser asks again (retry), and gets the 503 page's reason
             last = now if drawn is None else drawn
             yield "retry: 3000\n\n"
             if now != last:  # changed since the page was drawn
                 last = now
                 yield "event: change\ndata: changed\n\n"
-            quiet = 0.0
             while True:
-                await asyncio.sleep(self.poll_interval)
-                quiet += self.poll_interval
-                version = await anyio.to_thread.run_sync(self.changes.current)
-                # Unchanged store: look again only now and then (a question's deadline passes
-                # without a write).
-                if version is not None and version == seen and quiet < _QUIET:
+                wait = _QUIET if due is None else min(_QUIET, max(0.0, due - time.time()) + 0.05)
+                changed = await watcher.wait_async(wait)
+                if not changed and (due is None or time.time() < due):
+                    yield ": still here\n\n"
                     continue
-                seen = version
-                now = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+                try:
+                    now, due = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+                except StoreUnavailableError:
+                    return
                 if now != last:
                     last = now
-                    quiet = 0.0
                     yield "event: change\ndata: changed\n\n"
-                elif quiet >= _QUIET:
-                    quiet = 0.0
-                    yield ": still here\n\n"
+                    # At most one change a poll interval: a burst of writes is one reload.
+                    await asyncio.sleep(self.poll_interval)
 
         return StreamingResponse(
             stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
         )
+
+
+def _due(calls: Iterable[Call]) -> float | None:
+    """The soonest deadline still to come of a question the calls show as waiting."""
+    now = time.time()
+    moments = [
+        moment
+        for call in calls
+        if call.status == "waiting" and call.pending is not None
+        for request in call.pending.requests
+        if request.id not in call.answered
+        and (moment := read_expires_at(request.expiresAt)) is not None
+        and moment > now
+    ]
+    return min(moments) if moments else None
 
 
 def _call_mark(call: Call | None) -> str:
@@ -465,15 +465,26 @@ def build(
     def call_page(request: HttpRequest) -> Response:
         return inbox.call_page(request, request.path_params["key"])
 
+    def unavailable(request: HttpRequest, err: Exception) -> Response:
+        logger.warning("the store cannot be reached: %s", err)
+        return inbox.message(
+            request,
+            503,
+            "The store cannot be reached",
+            "The database that holds the questions does not answer just now; nothing was lost or "
+            "recorded. Try again in a moment.",
+        )
+
     static = StaticFiles(packages=[("toolnexus.inbox", "static")])
     app = Starlette(
+        exception_handlers={StoreUnavailableError: unavailable},
         routes=[
             Route("/", list_page, methods=["GET"]),
             Route("/calls/{key}", call_page, methods=["GET"]),
             Route("/calls/{key}/{request_id}", inbox.answer, methods=["POST"]),
             Route("/events", inbox.events, methods=["GET"]),
             Mount("/static", static, name="static"),
-        ]
+        ],
     )
     return Guard(app, token=token, allowed_hosts=allowed_hosts)
 
@@ -507,7 +518,9 @@ def app(
         allowed_hosts: the ``Host`` headers answered (``"127.0.0.1:8000"``), against DNS
             rebinding; ``None`` checks none (the host's server does).
         page_size: calls on one page of the list.
-        poll_interval: seconds between two looks at the store for the live updates.
+        poll_interval: the shortest time between two live updates of one open page, in
+            seconds: a burst of changes is one update. (An open page reads the store only
+            when it changes, or when a question it shows reaches its deadline.)
         title: the name at the top of every page.
 
     Every response carries a strict Content-Security-Policy (no inline script, no framing),

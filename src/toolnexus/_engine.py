@@ -1,0 +1,983 @@
+"""The stores' lifecycle, written once: every status change, every check of an argument or an
+answer, the decoding of rows, the claim loop, the events, the schema's migrations. A store is
+this engine over a [`Dialect`][toolnexus._engine.Dialect], which holds only what differs
+between databases: the connection and its transactions, the row locks of a claim, the
+database's clock, ``NOTIFY``, the source of wake-ups, and the DDL of each format.
+
+The shape of procrastinate's and pgqueuer's job managers: one manager, a small connector per
+database. SQL is written here once, with named parameters (``:key``); ``:now`` is the
+store's clock: the engine's own when it was given one (tests move it), else the database's
+(PostgreSQL: its ``statement_timestamp()``, so that leases do not depend on the machines'
+clocks agreeing) or the machine's (SQLite).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from typing_extensions import Self
+
+from ._pending import Pending
+from ._store import (
+    ANY_SERVER,
+    STATUSES,
+    STORE_FORMAT,
+    Call,
+    Claim,
+    Event,
+    EventHook,
+    LeaseLostError,
+    Status,
+    StoreError,
+    check_answer,
+    check_key,
+    check_lease,
+    check_limit,
+    check_server,
+    decode_answer,
+    decode_json_object,
+    decode_pending,
+    dumps,
+    earliest_expiry,
+    encode_pending,
+    fire,
+    new_key,
+    outcome_json,
+)
+from ._time import Clock, check_seconds, utc_timestamp
+from ._watch import Changes, ChangeSource, Watcher
+from ._wire import Answer
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CALL_COLUMNS", "Cursor", "Dialect", "Migration", "StoreEngine", "Tx", "fill_targets"]
+
+CALL_COLUMNS: Final = (
+    "key, status, pending, server, created, updated, attempts, lease_until, error, outcome, follows, next,"
+    " lost"
+)
+"""The columns of ``toolnexus_call`` a [`Call`][toolnexus.durable.Call] is read from, in order."""
+
+_TABLES: Final = {
+    "toolnexus_meta": frozenset(("name", "value")),
+    "toolnexus_call": frozenset(
+        (
+            "seq",
+            "key",
+            "created",
+            "pending",
+            "status",
+            "server",
+            "method",
+            "target",
+            "asked",
+            "expires",
+            "updated",
+            "token",
+            "lease_until",
+            "attempts",
+            "lost",
+            "outcome",
+            "error",
+            "follows",
+            "next",
+        )
+    ),
+    "toolnexus_answer": frozenset(("key", "request_id", "answer")),
+}
+"""The tables of a store of this format, and their columns."""
+_EARLIER_TABLES: Final = frozenset(("toolnexus_store", "toolnexus_pending"))
+"""Names an earlier format's tables had (SQLite's formats 1 and 2)."""
+_EXPIRED: Final = "a question expired before it was answered"
+_LOST: Final = "the claim on {key} was lost: its lease ran out and the call was made ready or claimed since"
+_IN_CHUNK: Final = 400  # keys per IN (...) list: under the 999 parameters an older SQLite allows
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> builtins.list[Any]: ...
+
+
+class Tx(Protocol):
+    """One transaction of a dialect's connection."""
+
+    def run(self, sql: str, params: Mapping[str, Any] | None = None) -> Cursor:
+        """Run one statement, its parameters named (``:key``) as the engine writes them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """The step from the format before ``format`` to ``format``: SQL statements, or functions
+    of the transaction and the store's clock (for data that must be read to be moved)."""
+
+    format: int
+    steps: tuple[str | Callable[[Tx, float], None], ...]
+
+
+class Dialect(Protocol):
+    """What differs between the databases a store runs on; nothing of the lifecycle."""
+
+    where: str
+    """The store, as messages name it (a path, or host, port and database: never a password)."""
+    owns_database: bool
+    """Whether the whole database is the store's (an SQLite file): one holding other tables is
+    then refused. Otherwise (PostgreSQL) only same-named tables matter."""
+    lock: str
+    """Appended to a ``SELECT`` of rows the transaction then changes (``" FOR UPDATE"``)."""
+    skip_locked: str
+    """The same for a claim, passing over rows another claimer holds (``" FOR UPDATE SKIP LOCKED"``)."""
+    clock_sql: str | None
+    """The database's clock as SQL, in seconds since the epoch; ``None``: the machine's."""
+    migrations: Sequence[Migration]
+    """Every format's step, in order, from an empty database."""
+
+    def prepare_writes(self) -> None:
+        """Set the connection up for writing, once the database is known to be a store (or
+        empty): SQLite's WAL switch, which another program's database must never get."""
+
+    def transaction(self, *, write: bool, schema: bool = False) -> AbstractContextManager[Tx]:
+        """One transaction: ``write`` takes the write lock at once (SQLite) or opens a
+        read-write one; ``schema`` also serialises the openers that change the schema.
+        Raises ``StoreUnavailableError`` when the database cannot be reached."""
+
+    def table_names(self, tx: Tx) -> set[str]:
+        """The tables of the store's database (its schema), but the database's own."""
+
+    def columns(self, tx: Tx, table: str) -> set[str]:
+        """The columns of ``table``."""
+
+    def notify(self, tx: Tx, key: str) -> None:
+        """Tell the other processes' watchers, at commit, that ``key`` changed."""
+
+    def change_source(self) -> ChangeSource:
+        """A new source of wake-ups, with a connection of its own."""
+
+    def close(self) -> None:
+        """Release the connections."""
+
+
+def _marks(prefix: str, values: Sequence[Any]) -> tuple[str, dict[str, Any]]:
+    names = [f"{prefix}{n}" for n in range(len(values))]
+    return ", ".join(":" + name for name in names), dict(zip(names, values, strict=True))
+
+
+def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), _IN_CHUNK):
+        yield values[start : start + _IN_CHUNK]
+
+
+def fill_targets(tx: Tx, now: float) -> None:
+    """Format 3's data step: each call's ``method`` and ``target``, read from its record (one
+    that does not read keeps neither, and reads as ``failed`` as before)."""
+    rows = tx.run("SELECT key, pending FROM toolnexus_call").fetchall()
+    for key, text in rows:
+        try:
+            pending = decode_pending(str(key), text)
+        except ValueError:
+            continue
+        tx.run(
+            "UPDATE toolnexus_call SET method = :method, target = :target WHERE key = :key",
+            {"method": pending.method, "target": pending.target, "key": key},
+        )
+
+
+def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Call:
+    """A ``Call`` from a row (``CALL_COLUMNS``) and its answer rows ``(request id, answer)``;
+    a record, a result or an answer that does not read makes it ``failed`` with the reason."""
+    key, status, text, server, created, updated, attempts, lease_until, error, outcome, follows, nxt, lost = (
+        row
+    )
+    key = str(key)
+    pending: Pending | None = None
+    result: dict[str, Any] | None = None
+    problem: str | None = None
+    try:
+        pending = decode_pending(key, text)
+        if outcome is not None:
+            result = decode_json_object(outcome, f"the result of {key}")
+        for request_id, answer in answers:
+            decode_answer(key, request_id, answer)
+    except ValueError as err:
+        problem = str(err)
+    if status not in STATUSES:
+        problem = problem or f"{key} has an unknown status {str(status)[:40]!r}"
+    if problem is not None:
+        status, error = "failed", problem
+    number = (int, float)
+    return Call(
+        key=key,
+        status=status,
+        pending=pending,
+        server=server if isinstance(server, str) else None,
+        created=str(created),
+        updated=float(updated) if isinstance(updated, number) else 0.0,
+        answered=frozenset(str(request_id) for request_id, _ in answers),
+        attempts=int(attempts) if isinstance(attempts, int) else 0,
+        lease_until=float(lease_until) if isinstance(lease_until, number) else None,
+        error=str(error) if error is not None else None,
+        result=result,
+        follows=follows if isinstance(follows, str) else None,
+        next=nxt if isinstance(nxt, str) else None,
+        leases_lost=int(lost) if isinstance(lost, int) else 0,
+    )
+
+
+class StoreEngine:
+    """Parked calls and their answers, over a dialect: the one implementation of every store
+    method. [`SqliteStore`][toolnexus.durable.SqliteStore] and
+    [`PostgresStore`][toolnexus.durable.PostgresStore] are this class with their dialect."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        *,
+        create: bool,
+        read_only: bool,
+        retention: float | None,
+        on_event: EventHook | None,
+        clock: Clock | None,
+    ) -> None:
+        if clock is not None and not callable(clock):
+            raise TypeError(
+                f"clock must be a function giving seconds since the epoch, not {type(clock).__name__}"
+            )
+        self._d = dialect
+        self.read_only = bool(read_only)
+        self.retention = check_seconds(retention, caller="", name="retention", zero=True)
+        self.on_event = on_event
+        self._clock = clock
+        self._db_clock = clock is None and dialect.clock_sql is not None
+        self._sql: dict[str, str] = {}
+        self._changes = Changes(dialect.change_source, dialect.where)
+        try:
+            self._open_schema(bool(create))
+        except BaseException:
+            dialect.close()
+            raise
+
+    @property
+    def where(self) -> str:
+        """The store as messages name it (never a password)."""
+        return self._d.where
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.where!r})"
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the store's connections and end its watchers' thread. It cannot be used after."""
+        self._changes.close()
+        self._d.close()
+
+    # --- the clock and the SQL ---------------------------------------------------------------
+
+    def _wall(self) -> float:
+        """The store's clock in this process (the database's clock is read in SQL)."""
+        return self._clock() if self._clock is not None else time.time()
+
+    def _q(self, sql: str) -> str:
+        """``sql`` with ``:now`` made the database's clock when that is the store's."""
+        done = self._sql.get(sql)
+        if done is None:
+            done = re.sub(r":now\b", f"({self._d.clock_sql})", sql) if self._db_clock else sql
+            if len(self._sql) < 512:
+                self._sql[sql] = done
+        return done
+
+    def _p(self, **params: Any) -> dict[str, Any]:
+        if not self._db_clock:
+            params["now"] = self._wall()
+        return params
+
+    def _run(self, tx: Tx, sql: str, **params: Any) -> Cursor:
+        return tx.run(self._q(sql), self._p(**params))
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Tx]:
+        if self.read_only:
+            raise StoreError(f"{self.where} was opened read-only")
+        with self._d.transaction(write=True) as tx:
+            yield tx
+
+    def _read(self) -> AbstractContextManager[Tx]:
+        return self._d.transaction(write=False)
+
+    def _row(self, tx: Tx, key: str, columns: str) -> Any:
+        """``columns`` of the call under ``key``, its row locked for the transaction;
+        ``KeyError`` when there is none."""
+        row = self._run(
+            tx, f"SELECT {columns} FROM toolnexus_call WHERE key = :key{self._d.lock}", key=key
+        ).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return row
+
+    def _in(self, tx: Tx, sql: str, keys: Sequence[str], **params: Any) -> builtins.list[Any]:
+        """``sql`` (holding ``{keys}``, a list of marks) run for ``keys``, a chunk at a time."""
+        rows: builtins.list[Any] = []
+        for chunk in _chunks(keys):
+            marks, named = _marks("k", chunk)
+            cursor = self._run(tx, sql.format(keys=marks), **named, **params)
+            if sql.lstrip().upper().startswith("SELECT"):
+                rows.extend(cursor.fetchall())
+        return rows
+
+    # --- the schema ----------------------------------------------------------------------------
+
+    def _open_schema(self, create: bool) -> None:
+        with self._read() as tx:
+            found = self._format(tx)
+            if found == STORE_FORMAT:
+                self._check_tables(tx)
+        if found == STORE_FORMAT:
+            if not self.read_only:
+                self._d.prepare_writes()
+            return
+        if found > STORE_FORMAT:
+            raise StoreError(
+                f"{self.where} holds a store of format {found}; this toolnexus reads format {STORE_FORMAT}"
+            )
+        if found == 0 and (self.read_only or not create):
+            raise StoreError(f"{self.where} holds no toolnexus store")
+        if self.read_only:
+            raise StoreError(
+                f"{self.where} holds a store of format {found}; this toolnexus reads format {STORE_FORMAT}"
+                " (open it once for writing to upgrade it)"
+            )
+        self._d.prepare_writes()
+        with self._d.transaction(write=True, schema=True) as tx:
+            found = self._format(tx)  # again, under the lock: another opener may have been first
+            if found < STORE_FORMAT:
+                now = self._wall()
+                for migration in self._d.migrations:
+                    if migration.format <= found:
+                        continue
+                    for step in migration.steps:
+                        if isinstance(step, str):
+                            tx.run(step)
+                        else:
+                            step(tx, now)
+                tx.run(
+                    "UPDATE toolnexus_meta SET value = :format WHERE name = 'format'",
+                    {"format": str(STORE_FORMAT)},
+                )
+                if found:
+                    logger.info("%s upgraded from format %s to %s", self.where, found, STORE_FORMAT)
+            elif found > STORE_FORMAT:
+                raise StoreError(
+                    f"{self.where} holds a store of format {found};"
+                    f" this toolnexus reads format {STORE_FORMAT}"
+                )
+            self._check_tables(tx)
+
+    def _format(self, tx: Tx) -> int:
+        """The store's format; 0 when the database holds none. ``StoreError`` for a database
+        whose same-named tables are not a toolnexus store's (nothing in it is read)."""
+        names = {name for name in self._d.table_names(tx) if not name.startswith("sqlite_")}
+        meta = next((name for name in ("toolnexus_meta", "toolnexus_store") if name in names), None)
+        ours = names & ({*_TABLES, *_EARLIER_TABLES})
+        if meta is None:
+            if ours:
+                raise StoreError(self._foreign(min(ours)))
+            if self._d.owns_database and names:
+                raise StoreError(
+                    f"{self.where} is a database of another program, not a toolnexus store: nothing in it "
+                    "was read or changed"
+                )
+            return 0
+        if self._d.columns(tx, meta) != _TABLES["toolnexus_meta"]:
+            raise StoreError(self._foreign(meta))
+        row = tx.run(f"SELECT value FROM {meta} WHERE name = 'format'").fetchone()
+        text = row[0] if row is not None else None
+        if not isinstance(text, str) or not text.isdigit() or len(text) > 6:
+            raise StoreError(f"{self.where}: the store's format is unreadable: {str(text)[:40]!r}")
+        return int(text)
+
+    def _check_tables(self, tx: Tx) -> None:
+        for table, columns in _TABLES.items():
+            if self._d.columns(tx, table) != columns:
+                raise StoreError(self._foreign(table))
+
+    def _foreign(self, table: str) -> str:
+        return (
+            f"{self.where}: the table {table} is not a toolnexus store's: refused; nothing in it "
+            "was read or changed"
+        )
+
+    # --- parking and answering -------------------------------------------------------------
+
+    def put(self, pending: Pending, *, follows: str | None = None, deadline: float | None = None) -> str:
+        """Keep ``pending``, ``waiting``; return its key, a fresh random string of 16 hex digits.
+
+        Args:
+            pending: the parked call.
+            follows: the key of the call it continues (the server asked again about it).
+            deadline: the host's own deadline, in seconds from now: the call ``expired`` if
+                it still waits then (as when a question's ``expiresAt`` passes).
+        """
+        text = encode_pending(pending)
+        if follows is not None:
+            check_key(follows)
+        seconds = check_seconds(deadline, caller="", name="deadline")
+        with self._write() as tx:
+            key = self._insert(tx, pending, text, seconds, follows)
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("parked", key, "waiting", pending.server, pending.target))
+        return key
+
+    def _insert(
+        self, tx: Tx, pending: Pending, text: str, deadline: float | None, follows: str | None
+    ) -> str:
+        wall = self._wall()
+        while True:
+            key = new_key()
+            inserted = self._run(
+                tx,
+                "INSERT INTO toolnexus_call (key, created, pending, status, server, method, target, asked,"
+                " expires, updated, follows) VALUES (:key, :created, :pending, 'waiting', :server, :method,"
+                " :target, :asked, :expires, :now, :follows) ON CONFLICT DO NOTHING",
+                key=key,
+                created=utc_timestamp(now=wall),
+                pending=text,
+                server=pending.server,
+                method=pending.method,
+                target=pending.target,
+                asked=len(pending.requests),
+                expires=earliest_expiry(pending, deadline, now=wall),
+                follows=follows,
+            ).rowcount
+            if inserted:  # else that key is taken (one in 2**64): draw another
+                return key
+
+    def get(self, key: str) -> Pending:
+        """The pending kept under ``key``.
+
+        Raises:
+            KeyError: nothing is kept under ``key``.
+            ValueError: what is kept there is not a pending this toolnexus reads.
+        """
+        with self._read() as tx:
+            row = self._run(
+                tx, "SELECT pending FROM toolnexus_call WHERE key = :key", key=check_key(key)
+            ).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return decode_pending(key, row[0])
+
+    def list(self) -> builtins.list[tuple[str, Pending]]:
+        """Every call whose record reads, with its key, oldest first, whatever its status
+        (see [`calls`][toolnexus.durable.SqliteStore.calls] for the statuses and the records
+        that do not read)."""
+        return [(call.key, call.pending) for call in self.calls() if call.pending is not None]
+
+    def calls(self, *, status: Status | None = None) -> builtins.list[Call]:
+        """Every call (or those of one ``status``), oldest first. A record (or an answer) that
+        does not read is reported as a ``failed`` call whose ``error`` says why (its
+        ``pending`` ``None`` when the record is what does not read); the others are
+        unaffected."""
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {str(status)[:40]!r}")
+        where = " WHERE c.status = :status" if status is not None else ""
+        with self._read() as tx:
+            rows = self._run(
+                tx, f"SELECT {CALL_COLUMNS} FROM toolnexus_call c{where} ORDER BY c.seq", status=status
+            ).fetchall()
+            answered = self._run(
+                tx,
+                "SELECT a.key, a.request_id, a.answer FROM toolnexus_answer a"
+                f" JOIN toolnexus_call c ON c.key = a.key{where}",
+                status=status,
+            ).fetchall()
+        by_key: dict[str, builtins.list[tuple[Any, Any]]] = {}
+        for key, request_id, text in answered:
+            by_key.setdefault(str(key), []).append((request_id, text))
+        calls = [_call_of(row, by_key.get(str(row[0]), [])) for row in rows]
+        if status is not None:  # a record that does not read reports failed
+            calls = [call for call in calls if call.status == status]
+        return calls
+
+    def call(self, key: str) -> Call:
+        """The call kept under ``key``, with its status and outcome; ``KeyError`` when none."""
+        key = check_key(key)
+        with self._read() as tx:
+            row = self._run(
+                tx, f"SELECT {CALL_COLUMNS} FROM toolnexus_call WHERE key = :key", key=key
+            ).fetchone()
+            answered = self._run(
+                tx, "SELECT request_id, answer FROM toolnexus_answer WHERE key = :key", key=key
+            ).fetchall()
+        if row is None:
+            raise KeyError(key)
+        return _call_of(row, [tuple(answer) for answer in answered])
+
+    def record(self, key: str, answer: Answer | Mapping[str, Any]) -> None:
+        """Keep ``answer`` for the request of the call under ``key`` whose id is ``answer.id``;
+        when it is the last one missing, the call becomes ``ready``.
+
+        The answer is checked as [`resume`][toolnexus.durable.resume] checks it (defaults laid
+        in, content validated against the form), so a mistake surfaces while the human is
+        still there. The form is read before the write transaction, so a slow form never
+        holds up another writer. Of two answers to one request recorded at once, from any
+        processes, exactly one is kept: the other gets ``ValueError``.
+
+        Raises:
+            KeyError: nothing is kept under ``key``.
+            ValueError: the call holds no request with that id, the request is already
+                answered, the call no longer waits (``ready``, ``resuming`` or finished),
+                or the content does not fit the form (the message names the fields).
+        """
+        key = check_key(key)
+        caller = f"{type(self).__name__}.record"
+        answer = check_answer(self.get(key), key, answer, caller)
+        with self._write() as tx:
+            status, asked, server, target = self._row(tx, key, "status, asked, server, target")
+            inserted = self._run(
+                tx,
+                "INSERT INTO toolnexus_answer (key, request_id, answer) VALUES (:key, :request_id, :answer)"
+                " ON CONFLICT DO NOTHING",
+                key=key,
+                request_id=answer.id,
+                answer=dumps(answer.to_dict()),
+            ).rowcount
+            if not inserted:
+                raise ValueError(f"{caller}: {answer.id} of {key} is already answered")
+            if status != "waiting":  # raised inside: the answer is rolled back
+                raise ValueError(f"{caller}: {key} is {status}, no longer waiting for answers")
+            (count,) = self._run(
+                tx, "SELECT count(*) FROM toolnexus_answer WHERE key = :key", key=key
+            ).fetchone()
+            ready = count >= asked
+            if ready:
+                self._run(
+                    tx, "UPDATE toolnexus_call SET status = 'ready', updated = :now WHERE key = :key", key=key
+                )
+            self._d.notify(tx, key)
+        if ready:
+            fire(self.on_event, Event("ready", key, "ready", server, target))
+
+    def answers(self, key: str) -> dict[str, Answer]:
+        """The answers recorded for the call under ``key``, request id to ``Answer``;
+        ``KeyError`` when nothing is kept under ``key``, ``ValueError`` when one does not read."""
+        key = check_key(key)
+        with self._read() as tx:
+            known = self._run(tx, "SELECT 1 FROM toolnexus_call WHERE key = :key", key=key).fetchone()
+            rows = self._run(
+                tx, "SELECT request_id, answer FROM toolnexus_answer WHERE key = :key", key=key
+            ).fetchall()
+        if known is None:
+            raise KeyError(key)
+        return {str(request_id): decode_answer(key, request_id, text) for request_id, text in rows}
+
+    def remove(self, key: str) -> None:
+        """Forget the call under ``key`` and its answers; ``KeyError`` when there is none."""
+        key = check_key(key)
+        with self._write() as tx:
+            row = self._row(tx, key, "server, target")
+            self._run(tx, "DELETE FROM toolnexus_answer WHERE key = :key", key=key)
+            self._run(tx, "DELETE FROM toolnexus_call WHERE key = :key", key=key)
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("removed", key, None, row[0], row[1]))
+
+    # --- pages -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _page_where(limit: object, before: object, server: object) -> tuple[str, dict[str, Any]]:
+        """The ``WHERE ... ORDER BY ... LIMIT`` of a page of calls, newest first, by keyset."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 1000:
+            raise ValueError(f"page: limit must be an int from 1 to 1000, not {limit!r}")
+        where: builtins.list[str] = []
+        params: dict[str, Any] = {"limit": limit + 1}
+        if before is not None:
+            if not isinstance(before, str) or not before.isdigit() or len(before) > 18:
+                raise ValueError("page: before must be a cursor from an earlier page")
+            where.append("seq < :before")
+            params["before"] = int(before)
+        if server is not None:
+            where.append("server = :server")
+            params["server"] = check_key(server)
+        sql = (" WHERE " + " AND ".join(where)) if where else ""
+        return sql + " ORDER BY seq DESC LIMIT :limit", params
+
+    def page(
+        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+    ) -> tuple[builtins.list[tuple[str, str, Pending | ValueError]], str | None]:
+        """One page of parked calls, newest first: ``(rows, cursor)``.
+
+        Each row is ``(key, created, pending)``, ``created`` the RFC 3339 time it was parked;
+        a record that does not read gives the ``ValueError`` saying why in place of its
+        pending, so one bad row does not hide the others. ``cursor`` is ``None`` on the
+        last page; passed back as ``before`` it gives the next (older) page. Each page is
+        read by keyset (``seq < cursor``), so its cost does not grow with the number of calls
+        in the store. With ``server``, only the calls parked from the server of that name.
+        (Statuses: [`page_calls`][toolnexus.durable.SqliteStore.page_calls].)
+        """
+        sql, params = self._page_where(limit, before, server)
+        with self._read() as tx:
+            rows = self._run(
+                tx, "SELECT seq, key, created, pending FROM toolnexus_call" + sql, **params
+            ).fetchall()
+        cursor = str(rows[limit - 1][0]) if len(rows) > limit else None
+        out: builtins.list[tuple[str, str, Pending | ValueError]] = []
+        for _, key, created, text in rows[:limit]:
+            try:
+                out.append((str(key), str(created), decode_pending(str(key), text)))
+            except ValueError as err:
+                out.append((str(key), str(created), err))
+        return out, cursor
+
+    def page_calls(
+        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+    ) -> tuple[builtins.list[Call], str | None]:
+        """One page of calls with their statuses, newest first: ``(calls, cursor)``.
+
+        The page of [`page`][toolnexus.durable.SqliteStore.page] (the same order, cursor and
+        ``server`` filter), each row the [`Call`][toolnexus.durable.Call] that
+        [`call`][toolnexus.durable.SqliteStore.call] gives for its key, read in two queries
+        however long the page: a list that shows statuses (the inbox's) needs no read per
+        call. A record that does not read is a ``failed`` call whose ``error`` says why.
+        """
+        sql, params = self._page_where(limit, before, server)
+        with self._read() as tx:
+            rows = self._run(tx, f"SELECT seq, {CALL_COLUMNS} FROM toolnexus_call" + sql, **params).fetchall()
+            keys = [str(row[1]) for row in rows[:limit]]
+            answered = self._in(
+                tx, "SELECT key, request_id, answer FROM toolnexus_answer WHERE key IN ({keys})", keys
+            )
+        cursor = str(rows[limit - 1][0]) if len(rows) > limit else None
+        by_key: dict[str, builtins.list[tuple[Any, Any]]] = {}
+        for key, request_id, text in answered:
+            by_key.setdefault(str(key), []).append((request_id, text))
+        return [_call_of(tuple(row[1:]), by_key.get(str(row[1]), [])) for row in rows[:limit]], cursor
+
+    # --- claiming and finishing ------------------------------------------------------------
+
+    def claim(
+        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+    ) -> builtins.list[Claim]:
+        """Claim up to ``limit`` calls that are ``ready`` (or ``resuming`` under a lease that
+        ran out), oldest first, for ``lease`` seconds: each becomes ``resuming`` under a new
+        token, in one transaction, so no other process gets it.
+
+        Args:
+            lease: seconds the claim holds unless renewed.
+            server: only calls parked from the server of this name (``None``: from an
+                unnamed server); by default calls from any server.
+            limit: at most this many.
+            key: claim this one call only: the list holds its claim, or is empty when the
+                call is not claimable (not ready, resumed elsewhere, finished, or unknown;
+                [`call`][toolnexus.durable.SqliteStore.call] says which). Of any number of
+                claimers of one key, one gets it.
+
+        A claimed call whose record or answers do not read is marked ``failed`` with the
+        reason and not returned.
+        """
+        checked_lease = check_lease(lease)
+        checked_limit = check_limit(limit)
+        check_server(server)
+        checked_key: str | None = None
+        if key is not None:
+            checked_key, checked_limit = check_key(key), 1
+        out: builtins.list[Claim] = []
+        while len(out) < checked_limit:
+            taken, claims = self._claim_once(checked_lease, server, checked_limit - len(out), checked_key)
+            out.extend(claims)
+            if not taken:
+                break
+        return out
+
+    def _claim_once(
+        self, lease: float, server: object, limit: int, key: str | None
+    ) -> tuple[int, builtins.list[Claim]]:
+        token = secrets.token_hex(12)
+        where = "(status = 'ready' OR (status = 'resuming' AND lease_until < :now))"
+        params: dict[str, Any] = {"limit": limit}
+        if server is None:
+            where += " AND server IS NULL"
+        elif server is not ANY_SERVER:
+            where += " AND server = :server"
+            params["server"] = server
+        if key is not None:
+            where += " AND key = :key"
+            params["key"] = key
+        with self._write() as tx:
+            picked = [
+                str(row[0])
+                for row in self._run(
+                    tx,
+                    f"SELECT key FROM toolnexus_call WHERE {where}"
+                    f" ORDER BY seq LIMIT :limit{self._d.skip_locked}",
+                    **params,
+                ).fetchall()
+            ]
+            if not picked:
+                return 0, []
+            self._in(
+                tx,
+                "UPDATE toolnexus_call SET lost = lost + CASE WHEN status = 'resuming' THEN 1 ELSE 0 END,"
+                " status = 'resuming', token = :token, lease_until = :now + :lease, attempts = attempts + 1,"
+                " updated = :now WHERE key IN ({keys})",
+                picked,
+                token=token,
+                lease=lease,
+            )
+            rows = self._in(
+                tx,
+                "SELECT key, pending, attempts, lease_until, server, target, seq FROM toolnexus_call"
+                " WHERE key IN ({keys})",
+                picked,
+            )
+            answer_rows = self._in(
+                tx, "SELECT key, request_id, answer FROM toolnexus_answer WHERE key IN ({keys})", picked
+            )
+            self._d.notify(tx, picked[0])
+        # Read after the transaction, so that a slow record never holds the lock; one that
+        # does not read is marked failed with the reason.
+        by_key: dict[str, builtins.list[tuple[Any, Any]]] = {}
+        for claimed_key, request_id, text in answer_rows:
+            by_key.setdefault(str(claimed_key), []).append((request_id, text))
+        out = []
+        for claimed_key, text, attempts, until, claimed_server, target, _ in sorted(rows, key=lambda r: r[6]):
+            claimed_key = str(claimed_key)
+            fire(self.on_event, Event("claimed", claimed_key, "resuming", claimed_server, target))
+            try:
+                pending = decode_pending(claimed_key, text)
+                answers = {
+                    str(request_id): decode_answer(claimed_key, request_id, answer)
+                    for request_id, answer in by_key.get(claimed_key, [])
+                }
+            except ValueError as err:
+                logger.warning("%s does not read: marked failed", claimed_key)
+                with contextlib.suppress(LeaseLostError):
+                    self.fail(claimed_key, token, str(err))
+                continue
+            out.append(Claim(claimed_key, pending, answers, token, int(attempts), float(until)))
+        return len(rows), out
+
+    def _end(self, tx: Tx, key: str, token: str, sets: str, **params: Any) -> tuple[Any, Any]:
+        """End the claim ``token`` holds on ``key`` with ``sets`` (an UPDATE's SET list), in
+        ``tx``; its server and target. ``LeaseLostError`` when the claim no longer holds."""
+        key = check_key(key)
+        row = self._run(
+            tx,
+            "SELECT server, target FROM toolnexus_call WHERE key = :key AND token = :token"
+            f" AND status = 'resuming'{self._d.lock}",
+            key=key,
+            token=token,
+        ).fetchone()
+        if row is None:
+            raise LeaseLostError(_LOST.format(key=key))
+        self._run(tx, f"UPDATE toolnexus_call SET {sets} WHERE key = :key", key=key, **params)
+        self._d.notify(tx, key)
+        return row[0], row[1]
+
+    def renew(self, key: str, token: str, lease: float) -> float:
+        """Extend the claim's lease to ``lease`` seconds from now (the store's clock); returns
+        the new deadline.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's.
+        """
+        lease = check_lease(lease)
+        key = check_key(key)
+        with self._write() as tx:
+            changed = self._run(
+                tx,
+                "UPDATE toolnexus_call SET lease_until = :now + :lease"
+                " WHERE key = :key AND token = :token AND status = 'resuming'",
+                key=key,
+                token=token,
+                lease=lease,
+            ).rowcount
+            if not changed:
+                raise LeaseLostError(_LOST.format(key=key))
+            (until,) = self._run(
+                tx, "SELECT lease_until FROM toolnexus_call WHERE key = :key", key=key
+            ).fetchone()
+        return float(until)
+
+    def finish(self, key: str, token: str, result: Mapping[str, Any]) -> None:
+        """End the claim: ``done``, with ``result`` (the server's, as JSON) kept.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        text = outcome_json(result)
+        with self._write() as tx:
+            server, target = self._end(
+                tx,
+                key,
+                token,
+                "status = 'done', outcome = :outcome, error = NULL, token = NULL, lease_until = NULL,"
+                " updated = :now",
+                outcome=text,
+            )
+        fire(self.on_event, Event("finished", key, "done", server, target))
+
+    def finish_parked(self, key: str, token: str, pending: Pending) -> str:
+        """End the claim: ``done``, because the server asked again; ``pending`` (the new round)
+        is parked under a new key, which ``follows`` this one, in the same transaction.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        key = check_key(key)
+        text = encode_pending(pending)
+        with self._write() as tx:
+            new = self._insert(tx, pending, text, None, key)
+            server, target = self._end(
+                tx,
+                key,
+                token,
+                "status = 'done', next = :next, outcome = NULL, error = NULL, token = NULL,"
+                " lease_until = NULL, updated = :now",
+                next=new,
+            )  # a lost claim raises here, and the new call is rolled back with it
+        fire(self.on_event, Event("finished", key, "done", server, target))
+        fire(self.on_event, Event("parked", new, "waiting", pending.server, pending.target))
+        return new
+
+    def fail(self, key: str, token: str, error: str, *, retry: bool = False) -> None:
+        """End the claim: ``failed`` with ``error`` kept, or, with ``retry``, ``ready`` again
+        (the error kept until the next outcome).
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        status: Status = "ready" if retry else "failed"
+        with self._write() as tx:
+            server, target = self._end(
+                tx,
+                key,
+                token,
+                "status = :status, error = :error, token = NULL, lease_until = NULL, updated = :now",
+                status=status,
+                error=str(error),
+            )
+        fire(self.on_event, Event("ready" if retry else "finished", key, status, server, target, str(error)))
+
+    def release(self, key: str, token: str) -> None:
+        """End the claim without an outcome: ``ready`` again, for any resumer.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        with self._write() as tx:
+            server, target = self._end(
+                tx, key, token, "status = 'ready', token = NULL, lease_until = NULL, updated = :now"
+            )
+        fire(self.on_event, Event("ready", key, "ready", server, target))
+
+    def retry(self, key: str) -> None:
+        """Put a ``failed`` call back to ``ready``: a person decided to try it again.
+
+        Raises:
+            KeyError: nothing is kept under ``key``.
+            ValueError: the call is not ``failed``, or its record does not read.
+        """
+        self.get(key)  # KeyError, or ValueError for a record that does not read
+        with self._write() as tx:
+            row = self._row(tx, key, "status, server, target")
+            if row[0] != "failed":
+                raise ValueError(f"{key} is {row[0]}, not failed")
+            self._run(
+                tx, "UPDATE toolnexus_call SET status = 'ready', updated = :now WHERE key = :key", key=key
+            )
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("ready", key, "ready", row[1], row[2]))
+
+    def expire(self, key: str, reason: str = "the host's deadline passed") -> None:
+        """Mark the call under ``key`` ``expired`` with ``reason``, unless it is being resumed
+        or is finished (``ValueError``); ``KeyError`` when there is none."""
+        key = check_key(key)
+        with self._write() as tx:
+            row = self._row(tx, key, "status, server, target")
+            if row[0] not in ("waiting", "ready"):
+                raise ValueError(f"{key} is {row[0]}; only a waiting or ready call can expire")
+            self._run(
+                tx,
+                "UPDATE toolnexus_call SET status = 'expired', error = :error, updated = :now"
+                " WHERE key = :key",
+                key=key,
+                error=str(reason),
+            )
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("finished", key, "expired", row[1], row[2], str(reason)))
+
+    def sweep(self) -> int:
+        """Mark ``expired`` every waiting call whose deadline passed (a question's
+        ``expiresAt``, or the host's ``deadline``); make ``ready`` again every call whose
+        resumer's lease ran out (counted in its ``leases_lost``); purge finished calls older
+        than the retention. Returns how many calls expired."""
+        with self._write() as tx:
+            expired = self._run(
+                tx,
+                "SELECT key, server, target FROM toolnexus_call WHERE status = 'waiting' AND expires < :now"
+                f" ORDER BY seq{self._d.lock}",
+            ).fetchall()
+            self._in(
+                tx,
+                "UPDATE toolnexus_call SET status = 'expired', error = :error, updated = :now"
+                " WHERE key IN ({keys})",
+                [str(row[0]) for row in expired],
+                error=_EXPIRED,
+            )
+            lapsed = self._run(
+                tx,
+                "SELECT key, server, target FROM toolnexus_call"
+                " WHERE status = 'resuming' AND lease_until < :now"
+                f" ORDER BY seq{self._d.lock}",
+            ).fetchall()
+            self._in(
+                tx,
+                "UPDATE toolnexus_call SET status = 'ready', token = NULL, lease_until = NULL,"
+                " lost = lost + 1,"
+                " updated = :now WHERE key IN ({keys})",
+                [str(row[0]) for row in lapsed],
+            )
+            if self.retention is not None:
+                finished = "status IN ('done', 'failed', 'expired') AND updated < :now - :retention"
+                self._run(
+                    tx,
+                    "DELETE FROM toolnexus_answer WHERE key IN"
+                    f" (SELECT key FROM toolnexus_call WHERE {finished})",
+                    retention=self.retention,
+                )
+                self._run(tx, f"DELETE FROM toolnexus_call WHERE {finished}", retention=self.retention)
+            if expired or lapsed:
+                self._d.notify(tx, str((expired or lapsed)[0][0]))
+        for key, server, target in expired:
+            fire(self.on_event, Event("finished", str(key), "expired", server, target, _EXPIRED))
+        for key, server, target in lapsed:
+            fire(
+                self.on_event, Event("ready", str(key), "ready", server, target, "a resumer's lease ran out")
+            )
+        return len(expired)
+
+    # --- waking ------------------------------------------------------------------------------
+
+    def watch(self) -> Watcher:
+        """A [`Watcher`][toolnexus.durable.Watcher] of the store's changes for one consumer:
+        its ``wait(timeout)`` (or ``await wait_async(timeout)``) returns ``True`` when the
+        store may hold something new since that watcher last looked: a call parked, answered,
+        claimed, finished, removed, in any process. Each consumer (a worker, an inbox page, a
+        live question) takes its own; all the watchers of one store object share one
+        connection (or, for SQLite, one poller) that wakes them."""
+        return self._changes.watch()
