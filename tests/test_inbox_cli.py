@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -59,12 +60,22 @@ def test_it_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path: Path) -> Non
     assert "Traceback" not in err
 
 
-def test_a_store_that_is_not_there(tmp_path: Path) -> None:
-    proc = start(str(tmp_path / "missing.db"))
+def test_a_store_that_is_not_there_is_made_and_one_that_cannot_be_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    proc = start(str(path))  # the inbox writes answers: it makes its store on first use
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        assert path.exists()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    proc = start(str(tmp_path / "no-such-dir" / "missing.db"))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert out == ""
-    assert err.strip() == f"toolnexus: {tmp_path / 'missing.db'}: no such store"
+    assert err.strip() == f"toolnexus: {tmp_path / 'no-such-dir' / 'missing.db'}: cannot create a store there"
 
 
 def test_another_address_than_loopback_warns(tmp_path: Path) -> None:

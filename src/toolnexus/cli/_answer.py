@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
+from .._time import read_expires_at
 from .._util import escape_text
 from .._wire import Answer
 from ._base import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CliError, Command, Context
-from ._stores import add_store_argument, get_pending, open_store
+from ._stores import add_store_argument, get_pending, open_store, shown_store
 
 __all__ = ["COMMAND", "TRIES"]
 
@@ -36,15 +37,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _passed(expires_at: str) -> bool:
-    """Whether an RFC 3339 deadline has passed; one that cannot be read never has."""
-    text = expires_at[:-1] + "+00:00" if expires_at.endswith(("Z", "z")) else expires_at
-    try:
-        moment = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return False
-    if moment.tzinfo is None:
-        return False
-    return moment < dt.datetime.now(dt.timezone.utc)
+    """Whether a deadline has passed, read as everywhere else (one that does not read never has)."""
+    moment = read_expires_at(expires_at)
+    return moment is not None and moment < time.time()
 
 
 class _Stop:
@@ -92,11 +87,14 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     from ..console import ConsoleResolver
 
     output = context.output
-    store = open_store(args.store)
+    store = open_store(args.store, create=True)  # a command that writes makes its store
     context.stack.callback(store.close)
     pending = get_pending(store, args.key)
     key = escape_text(args.key)
-    answered = store.answers(args.key)
+    try:
+        answered = store.answers(args.key)
+    except ValueError as err:  # an answer row that does not read: the call's problem, said
+        raise CliError(EXIT_USAGE, f"{key} does not read: {escape_text(str(err))}") from None
     todo = [request for request in pending.requests if request.id not in answered]
     stop = _Stop()
     piped = not sys.stdin.isatty()
@@ -121,7 +119,8 @@ def _run(args: argparse.Namespace, context: Context) -> int:
                     raise CliError(
                         EXIT_INTERRUPTED,
                         f"stopped: nothing recorded for the {open_count} question(s) not answered; "
-                        f"the answers given before are kept (toolnexus pending {args.store} shows them)",
+                        "the answers given before are kept "
+                        f"(toolnexus pending {shown_store(args.store)} shows them)",
                     )
                 try:
                     store.record(args.key, answer)
@@ -141,11 +140,11 @@ def _run(args: argparse.Namespace, context: Context) -> int:
                 left.append(request.id)
                 output.error(f"{request.id}: no answer could be recorded; it stays open")
     if left:
-        again = f"toolnexus answer {args.store} {key}"
+        again = f"toolnexus answer {shown_store(args.store)} {key}"
         output.error(f"{key}: {len(left)} question(s) stay open; answer later with: {again}")
         return EXIT_OK
     how = "already answered" if not todo else "answered"
-    resume = f"toolnexus resume {args.store} {key} (--stdio CMD | --url URL)"
+    resume = f"toolnexus resume {shown_store(args.store)} {key} (--stdio CMD | --url URL)"
     output.error(f"{key} is {how}; resume with: {resume}")
     return EXIT_OK
 

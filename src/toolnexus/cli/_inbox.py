@@ -35,7 +35,9 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
     if not 0 <= args.port <= 65535:
         raise CliError(EXIT_USAGE, f"--port must be from 0 to 65535, not {args.port}")
-    store = open_store(args.store)  # the command's one opening: usage error, or exit 3 if unreachable
+    # The command's one opening, made on first use (it writes answers): a usage error, or exit
+    # 3 when its database cannot be reached.
+    store = open_store(args.store, create=True)
     context.stack.callback(store.close)
     logging.getLogger("toolnexus.inbox").setLevel(logging.INFO)  # its access lines, on stderr
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .._util import escape_text
-from ._base import EXIT_OK, EXIT_USAGE, CliError, Command, Context
-from ._stores import add_store_argument, open_store, what_is_called
+from ._base import EXIT_OK, EXIT_TOOL_ERROR, Command, Context
+from ._stores import add_store_argument, open_store, shown_store, what_is_called
 
 __all__ = ["COMMAND"]
 
@@ -18,28 +18,34 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, context: Context) -> int:
     store = open_store(args.store, read_only=True)  # writes nothing, not even the tables
     context.stack.callback(store.close)
-    try:
-        calls = store.calls()
-    except ValueError as err:
-        raise CliError(EXIT_USAGE, escape_text(str(err))) from None
+    calls = store.calls()
     if not calls:
-        context.output.error(f"nothing waits in {args.store}")
+        context.output.error(f"nothing waits in {shown_store(args.store)}")
         return EXIT_OK
     out: list[str] = []
+    unreadable = 0
     for call in calls:
         # Every text from the store is escaped, one-line items always (a line break in a
         # key or a prompt would fake the next entry); the writer escapes the rest at a terminal.
         key = escape_text(call.key)
         if call.pending is None:
+            unreadable += 1
             out.append(f"{key}  {call.status}  (the record does not read: {escape_text(call.error or '')})")
             continue
         pending = call.pending
         server = escape_text(pending.server) if pending.server else "(unnamed server)"
         out.append(f"{key}  {server}  {what_is_called(pending)}  {call.status}")
-        answers = store.answers(call.key) if call.answered else {}
+        garbled = False
+        try:
+            answers = store.answers(call.key) if call.answered else {}
+        except (KeyError, ValueError):  # an answer that does not read: the call's error says which
+            unreadable += 1
+            garbled, answers = True, {}
         for request in pending.requests:
             answer = answers.get(request.id)
-            if answer is None:
+            if answer is None and garbled and request.id in call.answered:
+                state = "answered (does not read)"
+            elif answer is None:
                 state = "waiting" if call.status == "waiting" else "unanswered"
             elif answer.ok:
                 state = "accepted"
@@ -52,7 +58,13 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             out.append(line)
         if call.error:
             out.append(f"  ({escape_text(call.error)})")
+        if call.leases_lost:
+            lost = "once" if call.leases_lost == 1 else f"{call.leases_lost} times"
+            out.append(f"  (a resumer's lease ran out {lost}: it was taken over)")
     context.output.result("\n".join(out))
+    if unreadable:
+        context.output.error(f"{unreadable} call(s) do not read: listed as failed, with the reason")
+        return EXIT_TOOL_ERROR
     return EXIT_OK
 
 
@@ -61,7 +73,9 @@ COMMAND = Command(
     help="list the calls kept in a store, and where each question stands",
     description="List the calls kept in STORE (a file, or a postgresql:// URL), oldest first: key, "
     "server, what was called, its status (waiting, ready, resuming, done, failed, expired), and each "
-    "question: waiting, accepted, declined, cancelled or expired. The store is opened read-only.",
+    "question: waiting, accepted, declined, cancelled or expired. The store is opened read-only, "
+    "and never made. Exit 0; 1 when a call (or one of its answers) does not read: it is listed as "
+    "failed with the reason, every other call as usual.",
     arguments=_arguments,
     run=_run,
 )

@@ -22,6 +22,7 @@ from ._stores import (
     open_store,
     refuse_inline,
     report_parked,
+    shown_store,
     what_is_called,
 )
 
@@ -55,15 +56,19 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     store = open_store(args.store)
     context.stack.callback(store.close)
     pending = get_pending(store, args.key)
-    status = store.call(args.key).status
-    if status in ("resuming", "done", "failed", "expired"):
-        said = {"resuming": "being resumed elsewhere", "done": "done already"}.get(status, status)
-        raise CliError(EXIT_USAGE, f"{escape_text(args.key)} is {said}: nothing to resume")
+    call = store.call(args.key)
+    if call.status in ("resuming", "done", "failed", "expired"):
+        said = {"resuming": "being resumed elsewhere", "done": "done already"}.get(call.status, call.status)
+        why = f" ({escape_text(call.error)})" if call.status == "failed" and call.error else ""
+        raise CliError(EXIT_USAGE, f"{escape_text(args.key)} is {said}{why}: nothing to resume")
     answers = store.answers(args.key)
     try:
         elicit_results(pending, answers)
     except ValueError as err:
-        raise CliError(EXIT_USAGE, f"{err}; answer with: toolnexus answer {args.store} {args.key}") from None
+        raise CliError(
+            EXIT_USAGE,
+            f"{err}; answer with: toolnexus answer {shown_store(args.store)} {escape_text(args.key)}",
+        ) from None
     what = f"{args.key} ({what_is_called(pending)})"
     write = open_log(args, context)
     if write is not None:  # the traffic log: each question and the answer now sent for it

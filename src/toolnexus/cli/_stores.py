@@ -26,42 +26,68 @@ __all__ = [
     "open_store",
     "refuse_inline",
     "report_parked",
+    "shown_store",
     "what_is_called",
 ]
 
 
+def shown_store(spec: str) -> str:
+    """A STORE as the command prints it: any password replaced by ``***``
+    ([`redact_store`][toolnexus.durable.redact_store]), then escaped."""
+    from ..durable import redact_store
+
+    return escape_text(redact_store(spec))
+
+
+def _is_postgres(spec: str) -> bool:
+    return spec.lower().startswith(("postgresql://", "postgres://"))
+
+
 def open_store(spec: str, *, create: bool = False, read_only: bool = False) -> Store:
     """The store ``spec`` names (a file, or a ``postgresql://`` URL), opened through
-    [`durable.open_store`][toolnexus.durable.open_store]: a usage error when it is absent
-    (unless ``create``), not a store, or unreadable; exit 3 when its database cannot be
-    reached. A read-only opening writes nothing, not even the tables."""
+    [`durable.open_store`][toolnexus.durable.open_store]: with ``create`` (the commands that
+    write) made on first use, on SQLite and PostgreSQL alike; else (the commands that read)
+    a usage error when absent. A usage error too when it is not a store or cannot be read,
+    and exit 3 when its database cannot be reached. A read-only opening writes nothing, not
+    even the tables. No message shows a password."""
     import sqlite3
 
-    from ..durable import StoreUnavailableError
+    from ..durable import StoreError, StoreUnavailableError
     from ..durable import open_store as open_durable_store
 
-    shown = escape_text(spec)
+    shown = shown_store(spec)
+    if create and not read_only and not _is_postgres(spec) and not os.path.exists(spec):
+        _check_parent(spec)
     try:
         return open_durable_store(spec, create=create, read_only=read_only)
     except FileNotFoundError:
         raise CliError(EXIT_USAGE, f"{shown}: no such store") from None
     except StoreUnavailableError as err:
-        raise CliError(EXIT_CONNECTION, f"{shown}: {escape_text(str(err))}") from None
+        raise CliError(EXIT_CONNECTION, f"cannot reach the store: {escape_text(str(err))}") from None
+    except StoreError as err:  # names the store already (never its password)
+        raise CliError(EXIT_USAGE, escape_text(str(err))) from None
     except (ValueError, sqlite3.Error, OSError) as err:
         raise CliError(EXIT_USAGE, f"{shown}: cannot open the store: {escape_text(str(err))}") from None
 
 
 def check_can_create(spec: str) -> None:
     """A usage error now, before any call is made, when a store at ``spec`` could be
-    neither opened nor created later; nothing is created here."""
+    neither opened nor made later. A file is not made here (only when there is something to
+    keep); a database's tables are (it is reached and checked at once)."""
+    if _is_postgres(spec):
+        open_store(spec, create=True).close()
+    elif os.path.exists(spec):
+        open_store(spec).close()  # it must be a store already
+    else:
+        _check_parent(spec)
+
+
+def _check_parent(spec: str) -> None:
     from pathlib import Path
 
-    if spec.lower().startswith(("postgresql://", "postgres://")) or os.path.exists(spec):
-        open_store(spec).close()  # it must be a store already
-        return
     parent = Path(spec).parent
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(EXIT_USAGE, f"{escape_text(spec)}: cannot create a store there")
+        raise CliError(EXIT_USAGE, f"{shown_store(spec)}: cannot create a store there")
 
 
 def get_pending(store: Store, key: str) -> Pending:
@@ -86,7 +112,7 @@ def report_parked(output: Output, spec: str, key: str, pending: Pending, how: st
     count = len(pending.requests)
     questions = "1 question waits" if count == 1 else f"{count} questions wait"
     output.result(key)
-    output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {spec} {key}")
+    output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {shown_store(spec)} {key}")
     return EXIT_OK
 
 

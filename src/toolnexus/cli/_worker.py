@@ -15,6 +15,7 @@ from .._util import escape_text
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
 from ._connection import add_connection_options, make_client, server_from
 from ._output import reason
+from ._stores import open_store
 
 __all__ = ["COMMAND"]
 
@@ -31,19 +32,11 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     import anyio
     from mcp import Client
 
-    from ..durable import ANY_SERVER, Outcome, StoreError, StoreUnavailableError, open_store, park_only
+    from ..durable import ANY_SERVER, Outcome, StoreError, StoreUnavailableError, park_only
     from ..worker import Worker, outcome_line
 
     server = server_from(args, context.stack)
-    shown = escape_text(args.store)
-    try:
-        store = open_store(args.store, create=False)
-    except FileNotFoundError:
-        raise CliError(EXIT_USAGE, f"{shown}: no such store") from None
-    except StoreUnavailableError as err:
-        raise CliError(EXIT_CONNECTION, f"cannot reach the store: {escape_text(str(err))}") from None
-    except (StoreError, ValueError, OSError) as err:
-        raise CliError(EXIT_USAGE, f"{shown}: cannot open the store: {escape_text(str(err))}") from None
+    store = open_store(args.store, create=True)  # made on first use, as every command that writes
     context.stack.callback(store.close)
 
     def connect() -> Client:
