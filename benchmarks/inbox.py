@@ -18,6 +18,11 @@ Two measurements, each against ``toolnexus inbox``'s own server (``inbox.serve``
    share of ``--answers`` parked calls (one form question each) as a browser does (the
    form, its CSRF token, a 303 to the call's page, which is not followed); the latency of
    each post, p50 and p95, and the answers per second.
+3. Open pages: the list's first page of a store of 200 calls, in SQLite and in PostgreSQL,
+   with no other page open and then with ``--pages`` live pages open (each an ``/events``
+   stream, as a browser tab keeps), nothing changing: the median of ``--samples`` requests
+   each way, their ratio (the goal: at most 2x), and the server's CPU while the pages idle.
+   PostgreSQL as ``benchmarks/stores.py`` gets it (``--postgres URL``, or one started here).
 """
 
 from __future__ import annotations
@@ -71,13 +76,14 @@ def free_port() -> int:
 
 
 class Served:
-    """``toolnexus inbox``'s server for a store, in a child process."""
+    """``toolnexus inbox``'s server for a store (a file, or a ``postgresql://`` URL), in a
+    child process."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.port = free_port()
         code = (
-            "import sys; from toolnexus.durable import SqliteStore; from toolnexus.inbox import serve; "
-            f"serve(SqliteStore(sys.argv[1]), port={self.port}, token={TOKEN!r})"
+            "import sys; from toolnexus.durable import open_store; from toolnexus.inbox import serve; "
+            f"serve(open_store(sys.argv[1]), port={self.port}, token={TOKEN!r})"
         )
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code, str(path)],
@@ -172,6 +178,60 @@ async def record_times(answers: int, clients: int) -> tuple[float, float, float,
     return statistics.median(latencies), percentile(latencies, 0.95), answers / elapsed, elapsed
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def open_pages_times(spec: str, pages: int, samples: int) -> tuple[float, float, float]:
+    """The list page's median with no other page open, then with ``pages`` live pages open,
+    and the server's CPU seconds per second while those pages idle."""
+    import httpx2 as httpx
+
+    from toolnexus import Request
+    from toolnexus.durable import Pending, open_store
+
+    with open_store(spec) as store:
+        for n in range(200):
+            request = Request(f"elc-{n}", "input", f"Name for call {n}?", None, {"schema": SCHEMA})
+            store.put(Pending("tools/call", "deploy", {"n": n}, None, ("q",), (request,), server="common"))
+    served = Served(spec)
+    try:
+        async with httpx.AsyncClient(base_url=served.base, timeout=120) as client:
+            await client.get(f"/?token={TOKEN}")
+            cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+
+            async def page_median() -> float:
+                for _ in range(5):
+                    assert (await client.get("/")).status_code == 200
+                times = []
+                for _ in range(samples):
+                    start = time.perf_counter()
+                    assert (await client.get("/")).status_code == 200
+                    times.append(time.perf_counter() - start)
+                return statistics.median(times)
+
+            alone = await page_median()
+            streams = []
+            for _ in range(pages):
+                reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+                head = f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nCookie: {cookie}\r\n\r\n"
+                writer.write(head.encode())
+                streams.append((reader, writer))
+            for reader, _ in streams:
+                await asyncio.wait_for(reader.readuntil(b"retry: 3000"), 60)
+            await asyncio.sleep(1)
+            before = cpu_seconds(served.proc.pid)
+            await asyncio.sleep(5)
+            idle = (cpu_seconds(served.proc.pid) - before) / 5
+            crowded = await page_median()
+            for _, writer in streams:
+                writer.close()
+    finally:
+        served.close()
+    return alone, crowded, idle
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms"
 
@@ -179,6 +239,7 @@ def ms(seconds: float) -> str:
 def report(
     list_rows: list[tuple[int, str, float, float]],
     record: tuple[float, float, float, float],
+    open_rows: list[tuple[str, float, float, float]],
     args: argparse.Namespace,
 ) -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -198,7 +259,13 @@ def report(
         "| answers recorded | clients at once | p50 | p95 | answers per second |",
         "| ---: | ---: | ---: | ---: | ---: |",
         f"| {args.answers:,} | {args.clients} | {ms(p50)} | {ms(p95)} | {rate:,.0f} |",
+        "",
+        f"| store of 200 calls | first page, no other page open | with {args.pages} pages open "
+        "| ratio | server's CPU while they idle |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
+    for kind, alone, crowded, idle in open_rows:
+        lines.append(f"| {kind} | {ms(alone)} | {ms(crowded)} | {crowded / alone:.2f}x | {idle:.1%} |")
     return "\n".join(lines)
 
 
@@ -217,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=None, help="requests per page measured")
     parser.add_argument("--answers", type=int, default=None, help="answers recorded under load")
     parser.add_argument("--clients", type=int, default=50, help="clients posting at once")
+    parser.add_argument("--pages", type=int, default=300, help="live pages open at once")
+    parser.add_argument("--postgres", default=os.environ.get("TOOLNEXUS_TEST_POSTGRES"))
     parser.add_argument(
         "--update-docs", action="store_true", help="write the tables into docs/performance.md"
     )
@@ -226,7 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [10, 1_000, 10_000]
     list_rows = list_times(sizes, args.samples)
     record = asyncio.run(record_times(args.answers, args.clients))
-    table = report(list_rows, record, args)
+    from stores import postgres
+
+    open_rows = []
+    with tempfile.TemporaryDirectory() as scratch, postgres(args.postgres) as url:
+        for kind, spec in (("SQLite", str(Path(scratch) / "open.db")), ("PostgreSQL", url)):
+            log(f"open pages: {kind}, {args.pages} pages")
+            alone, crowded, idle = asyncio.run(open_pages_times(spec, args.pages, args.samples))
+            open_rows.append((kind, alone, crowded, idle))
+            log(f"open pages: {kind}: {ms(alone)} alone, {ms(crowded)} with {args.pages} open")
+    table = report(list_rows, record, open_rows, args)
     print(table)
     if args.update_docs:
         update_docs(table)

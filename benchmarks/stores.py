@@ -20,7 +20,7 @@ time, in one process; raw and store alternate round by round):
   ``UPDATE`` of the status in one transaction;
 - claim: ``store.claim(lease=...)`` + ``store.finish(...)`` against the raw claim
   ``UPDATE`` (``... FOR UPDATE SKIP LOCKED`` in PostgreSQL) and the raw finishing ``UPDATE``;
-- wake-up: a worker process waits in ``store.wait`` and claims; this process records the
+- wake-up: a worker process waits on a ``store.watch()`` watcher and claims; this process records the
   answer that makes a call ready; the time from the record's start to the claim, p50 and
   p95 over ``--wakeups`` calls (the issue asks p95 < 1 s).
 """
@@ -199,13 +199,13 @@ import sys, time
 from toolnexus.durable import open_store
 store = open_store(sys.argv[1], create=False)
 count = int(sys.argv[2])
-store.wait(0)
+watcher = store.watch()
 print("ready", flush=True)
 seen = 0
 while seen < count:
     claims = store.claim(lease=60)
     if not claims:
-        store.wait(5)
+        watcher.wait(5)
         continue
     for claim in claims:
         store.finish(claim.key, claim.token, {"content": []})
@@ -228,7 +228,7 @@ def wakeups(spec: str, count: int) -> tuple[float, float]:
     assert proc.stdout.readline() == "ready\n"
     latencies = []
     for key in keys:
-        time.sleep(0.05)  # the worker is asleep in wait() again
+        time.sleep(0.05)  # the worker is asleep on its watcher again
         started = time.time()
         store.record(key, Answer(store.get(key).requests[0].id, True, {"word": "go"}))
         claimed_key, at = proc.stdout.readline().split()

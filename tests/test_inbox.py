@@ -490,3 +490,73 @@ def test_a_listener_made_elsewhere_is_made_a_tcp_one() -> None:
     unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     assert tcp_listener(unix) is unix
     unix.close()
+
+
+# --- one rule for a deadline, rows that do not read, a store that cannot be reached ----------
+
+
+def test_a_deadline_is_read_as_the_store_and_the_command_read_it(store: SqliteStore) -> None:
+    """An unreadable ``expiresAt`` sets no deadline anywhere (the inbox answered 410 where
+    the store and ``toolnexus answer`` took the answer); one without an offset is UTC
+    everywhere, so a past one is expired everywhere."""
+    from toolnexus.cli._answer import _passed
+
+    unreadable = Request("elc-u", "authorization", "Sign in", "https://example.com/", None, "soon")
+    naive = "2020-01-01T00:00:00"
+    naive_past = Request("elc-n", "authorization", "Sign in", "https://example.com/", None, naive)
+    open_key = store.put(Pending("tools/call", "a", {}, None, ("k",), (unreadable,)))
+    past_key = store.put(Pending("tools/call", "b", {}, None, ("k",), (naive_past,)))
+    assert (_passed("soon"), _passed("2020-01-01T00:00:00")) == (False, True)  # toolnexus answer
+    client = signed_in(store)
+    page = client.get(f"/calls/{open_key}").text
+    assert "its deadline does not read: none applies" in page
+    assert '<form method="post"' in page
+    assert "can no longer be answered" in client.get(f"/calls/{past_key}").text
+    csrf = csrf_cookie(client)
+    assert client.post(f"/calls/{past_key}/elc-n", data={"csrf": csrf, "action": "accept"}).status_code == 410
+    assert client.post(f"/calls/{open_key}/elc-u", data={"csrf": csrf, "action": "accept"}).status_code == 303
+    assert store.sweep() == 1  # the store's sweep: the same two verdicts
+    assert {c.key: c.status for c in store.calls()} == {open_key: "ready", past_key: "expired"}
+
+
+def test_an_answer_that_does_not_read_fails_that_call_alone(store: SqliteStore, tmp_path: Path) -> None:
+    request = Request("elc-1", "authorization", "Sign in", "https://example.com/")
+    good, bad = (store.put(Pending("tools/call", n, {}, None, ("k",), (request,))) for n in ("good", "bad"))
+    store.record(bad, Answer("elc-1", True))
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "pending.db") as db:
+        db.execute("UPDATE toolnexus_answer SET answer = '{' WHERE key = ?", (bad,))
+    db.close()
+    client = signed_in(store)
+    page = client.get("/").text
+    assert f"/calls/{good}" in page
+    assert f"/calls/{bad}" in page
+    assert page.count("status-failed") == 1  # the bad one; the other is listed as waiting
+    call_page = client.get(f"/calls/{bad}")
+    assert call_page.status_code == 200
+    assert "is not JSON" in call_page.text
+    assert client.get(f"/calls/{good}").status_code == 200
+
+
+@pytest.mark.e2e
+def test_a_store_that_cannot_be_reached_is_a_503_page_and_the_inbox_carries_on(
+    postgres_server: Any, postgres_url: str
+) -> None:
+    from toolnexus.durable import PostgresStore
+
+    with PostgresStore(postgres_url) as pg:
+        key = pg.put(Pending("tools/call", "t", {}, None, ("k",), (Request("elc-1", "input", "Name?"),)))
+        client = signed_in(pg)  # type: ignore[arg-type]
+        assert client.get("/").status_code == 200
+        postgres_server.stop("immediate")
+        try:
+            for path in ("/", f"/calls/{key}"):
+                down = client.get(path)
+                assert down.status_code == 503, path
+                assert "The store cannot be reached" in down.text
+                assert "Traceback" not in down.text
+                assert "127.0.0.1" not in down.text  # no error text for the browser
+        finally:
+            postgres_server.start()
+        assert client.get(f"/calls/{key}").status_code == 200  # and after the outage, as before

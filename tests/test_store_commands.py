@@ -94,7 +94,10 @@ def test_no_message_shows_the_stores_password(postgres_url: str, capsys: pytest.
     [
         ("postgresql://app:pw@db.internal:5432/agents", "postgresql://app:***@db.internal:5432/agents"),
         ("postgres://app:p%40ss@db/x?sslmode=require", "postgres://app:***@db/x?sslmode=require"),
-        ("postgresql://app@db/x?password=pw&sslmode=require", "postgresql://app@db/x?password=***&sslmode=require"),
+        (
+            "postgresql://app@db/x?password=pw&sslmode=require",
+            "postgresql://app@db/x?password=***&sslmode=require",
+        ),
         ("postgresql://app:a:b@c@db/x", "postgresql://app:***@db/x"),
         ("postgresql://[::1", "postgresql://***"),
         ("postgresql://db.internal/agents", "postgresql://db.internal/agents"),

@@ -1,9 +1,9 @@
 """Time rules, one home each: reading a §10 ``expiresAt``, writing one, and the checks of every
 argument that is a number of seconds (a timeout, a lease, a retention, a deadline).
 
-Standard library only, and no other toolnexus module: the stores, the command, the inbox and
-the console all read a deadline here, so that one call is never answerable in one place and
-expired in another.
+Standard library only, and no other toolnexus module: the stores, the command and the inbox
+all read a deadline here, so that one call is never answerable in one place and expired in
+another.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def read_expires_at(text: object) -> float | None:
     """The moment a §10 ``expiresAt`` names, in seconds since the epoch; ``None`` for none.
 
     The one reading every part of toolnexus uses (the stores' sweep, ``toolnexus answer``, the
-    inbox, the console):
+    inbox):
 
     - an RFC 3339 date and time, ``2026-12-01T10:00:00.000Z`` or with an offset
       (``+02:00``), is that moment;
