@@ -373,3 +373,20 @@ def test_resume_on_a_server_of_another_name_is_refused_unless_renamed(
     status, out, err = command(capsys, "resume", str(store), key, "--url", url, "--renamed-server")
     assert status == 0, err
     assert json.loads(out) == {"tool": "two_rounds", "name": None, "action": "decline", "content": None}
+
+
+def test_call_park_makes_a_postgresql_store_and_never_shows_its_password(
+    url: str, postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty database: call --park makes the store there on first use (it said 'holds no
+    toolnexus store', exit 2); every line names the store with its password hidden."""
+    secret = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:S3cretPw@", 1)
+    status, out, err = command(capsys, "call", "--url", url, "--park", secret, "profile", '{"tag": "pg"}')
+    assert status == 0, err
+    key = out.strip()
+    assert len(key) == 16
+    assert "S3cretPw" not in err
+    assert f"answer with: toolnexus answer {durable.redact_store(secret)} {key}" in err
+    status, out, err = command(capsys, "pending", secret)
+    assert (status, err) == (0, "")
+    assert out.startswith(f"{key}  durable-server  tool profile  waiting")
