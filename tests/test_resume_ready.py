@@ -301,3 +301,17 @@ async def test_a_cancelled_resume_key_gives_the_call_back_without_holding_the_lo
     assert store.call(key).status == "ready"  # given back, once the lock was free
     assert max(gaps) < 0.5, max(gaps)  # the loop never waited for the lock
     store.close()
+
+
+def test_a_worker_refuses_a_lease_or_an_idle_that_is_not_seconds(tmp_path: Any) -> None:
+    store = durable.SqliteStore(tmp_path / "p.db")
+    server = counting_server(KEY, None)
+    for options, error, message in (
+        ({"lease": 0}, ValueError, "lease"),
+        ({"lease": "60"}, TypeError, "lease"),
+        ({"idle": -1}, ValueError, "Worker: idle"),
+        ({"idle": float("nan")}, ValueError, "Worker: idle"),
+    ):
+        with pytest.raises(error, match=message):
+            Worker(store, server, **options)
+    store.close()

@@ -40,6 +40,7 @@ from ._store import (
     check_lease,
     fire,
 )
+from ._time import check_seconds
 from ._util import escape_text
 from ._watch import Watcher
 from .durable import Outcome, park_only, resume_ready
@@ -97,8 +98,10 @@ class Worker:
         if connect is None and server is None:
             raise TypeError("Worker: give the server to connect to, or connect=")
         self.store = store
-        self.lease = lease
-        self.idle = float(idle)
+        self.lease = check_lease(lease)
+        idle_seconds = check_seconds(idle, caller="Worker", name="idle", none=False, most=86400)
+        assert idle_seconds is not None
+        self.idle = idle_seconds
         self.retries = retries
         self.server_name = server_name
         self.on_outcome = on_outcome

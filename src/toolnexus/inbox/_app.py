@@ -22,7 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .._time import read_expires_at
+from .._time import check_seconds, read_expires_at
 from .._wire import Answer
 from ..durable import STATUSES, Call, Pending, StoreUnavailableError
 from . import _views
@@ -532,14 +532,7 @@ def app(
         raise ValueError("inbox.app: token must be a str of at least 16 characters, or None")
     if isinstance(page_size, bool) or not isinstance(page_size, int) or not 1 <= page_size <= 500:
         raise ValueError(f"inbox.app: page_size must be an int from 1 to 500, not {page_size!r}")
-    if (
-        isinstance(poll_interval, bool)
-        or not isinstance(poll_interval, (int, float))
-        or not poll_interval > 0
-    ):
-        raise ValueError(
-            f"inbox.app: poll_interval must be a positive number of seconds, not {poll_interval!r}"
-        )
+    check_seconds(poll_interval, caller="inbox.app", name="poll_interval", none=False, most=3600)
     hosts = None if allowed_hosts is None else [str(h) for h in allowed_hosts]
     return build(
         store, token=token, allowed_hosts=hosts, page_size=page_size, poll_interval=poll_interval, title=title
