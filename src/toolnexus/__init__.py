@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ._log import log_traffic
     from ._wire import Answer, Reason, Request
     from .forms import sensitive_fields, validate_content
-    from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request
+    from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request, first_answer
 
 __all__ = [
     "Answer",
@@ -28,6 +28,7 @@ __all__ = [
     "answer_to_elicit_result",
     "elicitation_callback",
     "elicitation_to_request",
+    "first_answer",
     "log_traffic",
     "sensitive_fields",
     "validate_content",
@@ -46,6 +47,7 @@ _HOMES = {
     "answer_to_elicit_result": ".mcp",
     "elicitation_callback": ".mcp",
     "elicitation_to_request": ".mcp",
+    "first_answer": ".mcp",
     "log_traffic": "._log",
     "sensitive_fields": ".forms",
     "validate_content": ".forms",

@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from typing_extensions import Self
 
 from ._pending import Pending
 from ._store import (
     ANY_SERVER,
+    OPEN,
     STATUSES,
     STORE_FORMAT,
     Call,
@@ -63,9 +64,12 @@ __all__ = ["CALL_COLUMNS", "Cursor", "Dialect", "Migration", "StoreEngine", "Tx"
 
 CALL_COLUMNS: Final = (
     "key, status, pending, server, created, updated, attempts, lease_until, error, outcome, follows, next,"
-    " lost"
+    " lost, live, CASE WHEN status = 'live' AND lease_until < :now THEN 1"
+    " WHEN status = 'live' AND expires < :now THEN 2 ELSE 0 END"
 )
-"""The columns of ``toolnexus_call`` a [`Call`][toolnexus.durable.Call] is read from, in order."""
+"""The columns of ``toolnexus_call`` a [`Call`][toolnexus.durable.Call] is read from, in order;
+the last says whether a live question has lapsed (its holder's lease, or its time, ran out),
+which every reader then reports ``withdrawn``, as ``record`` treats it."""
 
 _TABLES: Final = {
     "toolnexus_meta": frozenset(("name", "value")),
@@ -86,6 +90,7 @@ _TABLES: Final = {
             "lease_until",
             "attempts",
             "lost",
+            "live",
             "outcome",
             "error",
             "follows",
@@ -98,6 +103,8 @@ _TABLES: Final = {
 _EARLIER_TABLES: Final = frozenset(("toolnexus_store", "toolnexus_pending"))
 """Names an earlier format's tables had (SQLite's formats 1 and 2)."""
 _EXPIRED: Final = "a question expired before it was answered"
+_GONE: Final = "the process that asked it stopped (its lease ran out)"
+_LATE: Final = "its time ran out before an answer came"
 _LOST: Final = "the claim on {key} was lost: its lease ran out and the call was made ready or claimed since"
 _IN_CHUNK: Final = 400  # keys per IN (...) list: under the 999 parameters an older SQLite allows
 
@@ -197,9 +204,25 @@ def fill_targets(tx: Tx, now: float) -> None:
 def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Call:
     """A ``Call`` from a row (``CALL_COLUMNS``) and its answer rows ``(request id, answer)``;
     a record, a result or an answer that does not read makes it ``failed`` with the reason."""
-    key, status, text, server, created, updated, attempts, lease_until, error, outcome, follows, nxt, lost = (
-        row
-    )
+    (
+        key,
+        status,
+        text,
+        server,
+        created,
+        updated,
+        attempts,
+        lease_until,
+        error,
+        outcome,
+        follows,
+        nxt,
+        lost,
+        live,
+        lapsed,
+    ) = row
+    if lapsed in (1, 2):  # as good as withdrawn: nobody can answer it any more
+        status, error = "withdrawn", _GONE if lapsed == 1 else _LATE
     key = str(key)
     pending: Pending | None = None
     result: dict[str, Any] | None = None
@@ -231,6 +254,7 @@ def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Cal
         result=result,
         follows=follows if isinstance(follows, str) else None,
         next=nxt if isinstance(nxt, str) else None,
+        live=bool(live) if isinstance(live, int) else False,
         leases_lost=int(lost) if isinstance(lost, int) else 0,
     )
 
@@ -443,17 +467,115 @@ class StoreEngine:
         fire(self.on_event, Event("parked", key, "waiting", pending.server, pending.target))
         return key
 
+    def put_live(self, pending: Pending, *, token: str, lease: float, deadline: float | None = None) -> str:
+        """Keep a *live* question (``live``): one whose call is held open in the process that
+        asked it, which waits for the answer given elsewhere (the inbox, ``toolnexus answer``)
+        and takes it itself: [`ask_in`][toolnexus.durable.ask_in] puts its questions so.
+        Return its key.
+
+        Args:
+            pending: the question, as a ``Pending`` (what is called, by which server).
+            token: the holder's token: [`renew_held`][toolnexus.durable.SqliteStore.renew_held]
+                extends the leases of everything it holds, [`held`][toolnexus.durable.SqliteStore.held]
+                tells their statuses, [`withdraw`][toolnexus.durable.SqliteStore.withdraw] ends one.
+            lease: seconds the holder's lease lasts unless renewed; once it runs out (the
+                holder died) the question can no longer be answered, and ``sweep`` marks it
+                ``withdrawn``.
+            deadline: seconds from now after which it can no longer be answered (as when a
+                question's ``expiresAt`` passes).
+        """
+        text = encode_pending(pending)
+        if not isinstance(token, str) or not 16 <= len(token) <= 100:
+            raise ValueError("put_live: token must be a str of 16 to 100 characters")
+        lease = check_lease(lease)
+        seconds = check_seconds(deadline, caller="", name="deadline")
+        with self._write() as tx:
+            key = self._insert(tx, pending, text, seconds, None, live=(token, lease))
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("asked", key, "live", pending.server, pending.target))
+        return key
+
+    def renew_held(self, token: str, lease: float) -> int:
+        """Extend to ``lease`` seconds from now the lease of every ``live`` question the
+        holder ``token`` names; how many there are. (A holder renews all its questions in
+        one write, every third of its lease, while it waits.)"""
+        lease = check_lease(lease)
+        with self._write() as tx:
+            renewed: int = self._run(
+                tx,
+                "UPDATE toolnexus_call SET lease_until = :now + :lease"
+                " WHERE token = :token AND status = 'live'",
+                token=str(token),
+                lease=lease,
+            ).rowcount
+        return renewed
+
+    def held(self, token: str) -> dict[str, Status]:
+        """The status of every question the holder ``token`` names, by key: ``live`` while it
+        waits, ``answered`` once its answer is recorded (read it with
+        [`answers`][toolnexus.durable.SqliteStore.answers]), ``withdrawn`` (a live question
+        whose lease or time ran out reads ``withdrawn`` here already, as ``record`` refuses
+        it). One query, however many it holds."""
+        with self._read() as tx:
+            rows = self._run(
+                tx,
+                "SELECT key, CASE WHEN status = 'live' AND (lease_until < :now OR expires < :now)"
+                " THEN 'withdrawn' ELSE status END FROM toolnexus_call WHERE token = :token",
+                token=str(token),
+            ).fetchall()
+        return {str(key): status for key, status in rows if status in STATUSES}
+
+    def withdraw(self, key: str, token: str, reason: str) -> Status:
+        """End the live question under ``key`` unanswered: ``withdrawn``, with ``reason``
+        kept; any answer posted after is refused. Returns its status after: ``withdrawn``,
+        or ``answered`` when its answer was recorded first (then read it: it came in time).
+
+        Raises:
+            KeyError: nothing is kept under ``key``.
+            LeaseLostError: ``token`` does not hold it.
+        """
+        key = check_key(key)
+        with self._write() as tx:
+            status, server, target, holder = self._row(tx, key, "status, server, target, token")
+            if holder != token:
+                raise LeaseLostError(f"{key} is not held by this token")
+            if status != "live":
+                after: Status = status
+                return after
+            self._run(
+                tx,
+                "UPDATE toolnexus_call SET status = 'withdrawn', error = :error, lease_until = NULL,"
+                " updated = :now WHERE key = :key",
+                key=key,
+                error=str(reason)[:500],
+            )
+            self._d.notify(tx, key)
+        fire(self.on_event, Event("withdrawn", key, "withdrawn", server, target, str(reason)[:500]))
+        return "withdrawn"
+
     def _insert(
-        self, tx: Tx, pending: Pending, text: str, deadline: float | None, follows: str | None
+        self,
+        tx: Tx,
+        pending: Pending,
+        text: str,
+        deadline: float | None,
+        follows: str | None,
+        live: tuple[str, float] | None = None,
     ) -> str:
         wall = self._wall()
+        token, lease = live if live is not None else (None, 0.0)
         while True:
             key = new_key()
             inserted = self._run(
                 tx,
                 "INSERT INTO toolnexus_call (key, created, pending, status, server, method, target, asked,"
-                " expires, updated, follows) VALUES (:key, :created, :pending, 'waiting', :server, :method,"
-                " :target, :asked, :expires, :now, :follows) ON CONFLICT DO NOTHING",
+                " expires, updated, follows, live, token, lease_until) VALUES (:key, :created, :pending,"
+                " :status, :server, :method, :target, :asked, :expires, :now, :follows, :live, :token,"
+                " CASE WHEN :live = 1 THEN :now + :lease END) ON CONFLICT DO NOTHING",
+                status="live" if live is not None else "waiting",
+                live=int(live is not None),
+                token=token,
+                lease=lease,
                 key=key,
                 created=utc_timestamp(now=wall),
                 pending=text,
@@ -548,7 +670,14 @@ class StoreEngine:
         caller = f"{type(self).__name__}.record"
         answer = check_answer(self.get(key), key, answer, caller)
         with self._write() as tx:
-            status, asked, server, target = self._row(tx, key, "status, asked, server, target")
+            status, asked, server, target, lapsed = self._row(
+                tx,
+                key,
+                "status, asked, server, target,"
+                " CASE WHEN status = 'live' AND (lease_until < :now OR expires < :now) THEN 1 ELSE 0 END",
+            )
+            if lapsed:  # its holder is gone or its time ran out: as good as withdrawn
+                status = "withdrawn"
             inserted = self._run(
                 tx,
                 "INSERT INTO toolnexus_answer (key, request_id, answer) VALUES (:key, :request_id, :answer)"
@@ -559,19 +688,25 @@ class StoreEngine:
             ).rowcount
             if not inserted:
                 raise ValueError(f"{caller}: {answer.id} of {key} is already answered")
-            if status != "waiting":  # raised inside: the answer is rolled back
+            if status == "withdrawn":  # raised inside: the answer is rolled back, recorded nowhere
+                raise ValueError(f"{caller}: {key} was withdrawn: the call that asked it no longer waits")
+            if status not in OPEN:
                 raise ValueError(f"{caller}: {key} is {status}, no longer waiting for answers")
             (count,) = self._run(
                 tx, "SELECT count(*) FROM toolnexus_answer WHERE key = :key", key=key
             ).fetchone()
-            ready = count >= asked
-            if ready:
+            done: Literal["answered", "ready"] | None = None
+            if count >= asked:
+                done = "answered" if status == "live" else "ready"
                 self._run(
-                    tx, "UPDATE toolnexus_call SET status = 'ready', updated = :now WHERE key = :key", key=key
+                    tx,
+                    "UPDATE toolnexus_call SET status = :status, updated = :now WHERE key = :key",
+                    key=key,
+                    status=done,
                 )
             self._d.notify(tx, key)
-        if ready:
-            fire(self.on_event, Event("ready", key, "ready", server, target))
+        if done is not None:
+            fire(self.on_event, Event(done, key, done, server, target))
 
     def answers(self, key: str) -> dict[str, Answer]:
         """The answers recorded for the call under ``key``, request id to ``Answer``;
@@ -924,8 +1059,9 @@ class StoreEngine:
     def sweep(self) -> int:
         """Mark ``expired`` every waiting call whose deadline passed (a question's
         ``expiresAt``, or the host's ``deadline``); make ``ready`` again every call whose
-        resumer's lease ran out (counted in its ``leases_lost``); purge finished calls older
-        than the retention. Returns how many calls expired."""
+        resumer's lease ran out (counted in its ``leases_lost``); mark ``withdrawn`` every
+        live question whose holder's lease or time ran out; purge finished calls older than
+        the retention. Returns how many calls expired."""
         with self._write() as tx:
             expired = self._run(
                 tx,
@@ -952,8 +1088,25 @@ class StoreEngine:
                 " updated = :now WHERE key IN ({keys})",
                 [str(row[0]) for row in lapsed],
             )
+            withdrawn = self._run(
+                tx,
+                "SELECT key, server, target, CASE WHEN lease_until < :now THEN 1 ELSE 0 END"
+                " FROM toolnexus_call WHERE status = 'live' AND (lease_until < :now OR expires < :now)"
+                f" ORDER BY seq{self._d.lock}",
+            ).fetchall()
+            for gone in (1, 0):
+                self._in(
+                    tx,
+                    "UPDATE toolnexus_call SET status = 'withdrawn', error = :error, lease_until = NULL,"
+                    " updated = :now WHERE key IN ({keys})",
+                    [str(row[0]) for row in withdrawn if row[3] == gone],
+                    error=_GONE if gone else _LATE,
+                )
             if self.retention is not None:
-                finished = "status IN ('done', 'failed', 'expired') AND updated < :now - :retention"
+                finished = (
+                    "status IN ('done', 'failed', 'expired', 'answered', 'withdrawn')"
+                    " AND updated < :now - :retention"
+                )
                 self._run(
                     tx,
                     "DELETE FROM toolnexus_answer WHERE key IN"
@@ -961,13 +1114,18 @@ class StoreEngine:
                     retention=self.retention,
                 )
                 self._run(tx, f"DELETE FROM toolnexus_call WHERE {finished}", retention=self.retention)
-            if expired or lapsed:
-                self._d.notify(tx, str((expired or lapsed)[0][0]))
+            if expired or lapsed or withdrawn:
+                self._d.notify(tx, str((expired or lapsed or withdrawn)[0][0]))
         for key, server, target in expired:
             fire(self.on_event, Event("finished", str(key), "expired", server, target, _EXPIRED))
         for key, server, target in lapsed:
             fire(
                 self.on_event, Event("ready", str(key), "ready", server, target, "a resumer's lease ran out")
+            )
+        for key, server, target, gone in withdrawn:
+            fire(
+                self.on_event,
+                Event("withdrawn", str(key), "withdrawn", server, target, _GONE if gone else _LATE),
             )
         return len(expired)
 

@@ -116,6 +116,13 @@ _MIGRATIONS: Final = (
             fill_targets,
         ),
     ),
+    Migration(
+        4,
+        (  # live questions: a call held open while a person answers elsewhere
+            "ALTER TABLE toolnexus_call ADD COLUMN live INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX toolnexus_call_token ON toolnexus_call (token)",
+        ),
+    ),
 )
 
 

@@ -15,6 +15,16 @@ The lifecycle itself is written once, in ``_engine``, over a small dialect per d
   that runs out makes the call ``ready`` again (``sweep``), or claimable at once.
 - ``done``, ``failed``, ``expired`` (a question's ``expiresAt`` passed while it waited, or the
   host's ``expire``): finished; kept for the store's retention, then purged by ``sweep``.
+
+A *live* question (``put_live``: a call held open in the process that asked, which waits for
+the answer given elsewhere) has a shorter life of its own:
+
+- ``live``: its holder renews a lease while it waits (``renew_held``); ``record`` keeps the
+  answer and makes it
+- ``answered``: the holder takes the answer (``held`` tells it); or
+- ``withdrawn``: the call ended unanswered (``withdraw``: the holder was cancelled, its
+  time ran out, or another answerer was first), or the holder's lease ran out (``sweep``:
+  the process died). A withdrawn question can no longer be answered.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ __all__ = [
     "ANY_SERVER",
     "DEFAULT_RETENTION",
     "FINISHED",
+    "OPEN",
     "STATUSES",
     "STORE_FORMAT",
     "Call",
@@ -70,16 +81,31 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STORE_FORMAT: Final = 3
+STORE_FORMAT: Final = 4
 """The version of the stores' schema. A store of a newer version is refused when opened; one
 of an older version is upgraded in place (an ordered list of migrations per database) the
 first time it is opened for writing, and refused read-only until then."""
 
-Status: TypeAlias = Literal["waiting", "ready", "resuming", "done", "failed", "expired"]
-STATUSES: Final[tuple[Status, ...]] = ("waiting", "ready", "resuming", "done", "failed", "expired")
-"""Every status a parked call goes through, in lifecycle order."""
-FINISHED: Final[tuple[Status, ...]] = ("done", "failed", "expired")
+Status: TypeAlias = Literal[
+    "live", "waiting", "ready", "resuming", "done", "failed", "expired", "answered", "withdrawn"
+]
+STATUSES: Final[tuple[Status, ...]] = (
+    "live",
+    "waiting",
+    "ready",
+    "resuming",
+    "done",
+    "failed",
+    "expired",
+    "answered",
+    "withdrawn",
+)
+"""Every status a call goes through: a live question's (``live``, then ``answered`` or
+``withdrawn``) and a parked call's (``waiting`` to ``done``, ``failed`` or ``expired``)."""
+FINISHED: Final[tuple[Status, ...]] = ("done", "failed", "expired", "answered", "withdrawn")
 """The statuses a call ends in: kept for the store's retention, then purged."""
+OPEN: Final[tuple[Status, ...]] = ("live", "waiting")
+"""The statuses in which a call's questions can be answered."""
 
 DEFAULT_RETENTION: Final = 7 * 24 * 3600.0
 """Seconds a finished call is kept by default (a week)."""
@@ -140,6 +166,9 @@ class Call:
     """The key of the call this one continues (the server asked again about it)."""
     next: str | None = None
     """When ``done`` because the server asked again: the key of the new parked call."""
+    live: bool = False
+    """A live question: the call that asked it is held open in the process that asked, which
+    takes the answer itself (``status`` ``live``, then ``answered`` or ``withdrawn``)."""
     leases_lost: int = 0
     """How often a resumer's lease ran out before it recorded an outcome (the call was then
     made ready, or claimed, again): a resumer killed, or cut off from the store for longer
@@ -161,7 +190,9 @@ class Claim:
     """When the lease runs out unless renewed (seconds since the epoch, on the store's clock)."""
 
 
-EventKind: TypeAlias = Literal["parked", "ready", "claimed", "finished", "removed"]
+EventKind: TypeAlias = Literal[
+    "asked", "parked", "ready", "claimed", "finished", "answered", "withdrawn", "removed"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,10 +200,12 @@ class Event:
     """What a notification hook is told: a call changed status.
 
     One for every transition, through any method of the store object the hook is given to:
-    ``parked`` (``put``, and the new call of ``finish_parked``), ``ready`` (the last answer
-    recorded, ``release``, ``retry``, ``fail(retry=True)``, a lease that ran out when
-    ``sweep`` finds it), ``claimed`` (``claim``), ``finished`` (``finish``,
-    ``finish_parked``, ``fail``, ``expire``, a deadline that ``sweep`` finds passed) and
+    ``asked`` (``put_live``: a live question), ``parked`` (``put``, and the new call of
+    ``finish_parked``), ``ready`` (the last answer recorded, ``release``, ``retry``,
+    ``fail(retry=True)``, a lease that ran out when ``sweep`` finds it), ``claimed``
+    (``claim``), ``finished`` (``finish``, ``finish_parked``, ``fail``, ``expire``, a
+    deadline that ``sweep`` finds passed), ``answered`` (a live question's answer recorded),
+    ``withdrawn`` (``withdraw``, or a live question whose holder's lease ran out) and
     ``removed`` (``remove``).
     """
 
@@ -213,6 +246,20 @@ class Store(Protocol):
 
     def put(self, pending: Pending, *, follows: str | None = None, deadline: float | None = None) -> str:
         """Keep ``pending`` (``waiting``); return the new key it is kept under."""
+
+    def put_live(self, pending: Pending, *, token: str, lease: float, deadline: float | None = None) -> str:
+        """Keep a live question (``live``), held by the holder ``token`` names for ``lease``
+        seconds unless renewed; return its key."""
+
+    def renew_held(self, token: str, lease: float) -> int:
+        """Extend the lease of every live question ``token`` holds; how many it holds."""
+
+    def held(self, token: str) -> dict[str, Status]:
+        """The status of every question ``token`` holds, by key."""
+
+    def withdraw(self, key: str, token: str, reason: str) -> Status:
+        """End a live question unanswered (``withdrawn``, with ``reason``); its status after:
+        ``withdrawn``, or ``answered`` when its answer came first."""
 
     def get(self, key: str) -> Pending:
         """The pending kept under ``key``; ``KeyError`` when there is none."""

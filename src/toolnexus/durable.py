@@ -50,6 +50,7 @@ from mcp_types import (
 )
 
 from ._errors import ToolnexusError
+from ._live import DEFAULT_LIVE_LEASE, LiveResolver, ask_in
 from ._mapping import elicitation_to_request
 from ._pending import (
     FORMAT_NAME,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANY_SERVER",
     "CHANNEL",
+    "DEFAULT_LIVE_LEASE",
     "DEFAULT_RETENTION",
     "FINISHED",
     "FORMAT_NAME",
@@ -110,6 +112,7 @@ __all__ = [
     "EventKind",
     "LeaseLostError",
     "LegacyProtocolError",
+    "LiveResolver",
     "NotClaimableError",
     "Outcome",
     "Pending",
@@ -122,6 +125,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "Watcher",
+    "ask_in",
     "call_tool",
     "call_tool_or_park",
     "get_prompt",

@@ -3,7 +3,8 @@
 - ``elicitation_to_request`` and ``answer_to_elicit_result`` are the pure mapping, the exact
   behaviour of the JS reference.
 - ``new_request_id`` makes the ids those requests carry.
-- ``elicitation_callback`` wires a host's one resolver into the SDK's client.
+- ``elicitation_callback`` wires a host's one resolver into the SDK's client;
+  ``first_answer`` makes one resolver of several that race (the first answer wins).
 - ``result_for`` makes the ``ElicitResult`` for an answer as the callback does (defaults,
   validation).
 - ``call_tool_resolving_urls`` calls a tool and answers a "URL elicitation required" error
@@ -31,6 +32,7 @@ from ._callback import (
     set_resolver_threads,
 )
 from ._mapping import ElicitationParams, answer_to_elicit_result, elicitation_to_request, new_request_id
+from ._race import ANSWERED_ELSEWHERE, first_answer
 from ._url_required import (
     MAX_URL_ELICITATIONS,
     URL_ELICITATION_REQUIRED,
@@ -41,6 +43,7 @@ from ._url_required import (
 )
 
 __all__ = [
+    "ANSWERED_ELSEWHERE",
     "MAX_ABANDONED_THREADS",
     "MAX_URL_ELICITATIONS",
     "RESOLVER_THREADS",
@@ -58,6 +61,7 @@ __all__ = [
     "call_tool_resolving_urls",
     "elicitation_callback",
     "elicitation_to_request",
+    "first_answer",
     "new_request_id",
     "result_for",
     "set_resolver_threads",
