@@ -19,7 +19,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
@@ -734,25 +734,46 @@ class StoreEngine:
     # --- pages -------------------------------------------------------------------------------
 
     @staticmethod
-    def _page_where(limit: object, before: object, server: object) -> tuple[str, dict[str, Any]]:
+    def _page_where(
+        limit: object, before: object, server: object, status: object = None
+    ) -> tuple[str, dict[str, Any]]:
         """The ``WHERE ... ORDER BY ... LIMIT`` of a page of calls, newest first, by keyset."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 1000:
             raise ValueError(f"page: limit must be an int from 1 to 1000, not {limit!r}")
         where: builtins.list[str] = []
         params: dict[str, Any] = {"limit": limit + 1}
         if before is not None:
-            if not isinstance(before, str) or not before.isdigit() or len(before) > 18:
+            if not isinstance(before, str) or not (before.isascii() and before.isdigit()) or len(before) > 18:
                 raise ValueError("page: before must be a cursor from an earlier page")
             where.append("seq < :before")
             params["before"] = int(before)
         if server is not None:
             where.append("server = :server")
             params["server"] = check_key(server)
+        if status is not None:
+            if isinstance(status, str):
+                wanted: tuple[object, ...] = (status,)
+            elif isinstance(status, Collection):
+                wanted = tuple(status)
+            else:
+                raise TypeError(
+                    f"page: status must be a status or a collection of them, not {type(status).__name__}"
+                )
+            if not wanted or any(one not in STATUSES for one in wanted):
+                raise ValueError(f"page: status must be one or more of {', '.join(STATUSES)}")
+            marks, named = _marks("st", sorted(set(wanted)))
+            where.append(f"status IN ({marks})")
+            params.update(named)
         sql = (" WHERE " + " AND ".join(where)) if where else ""
         return sql + " ORDER BY seq DESC LIMIT :limit", params
 
     def page(
-        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        before: str | None = None,
+        server: str | None = None,
+        status: Status | Collection[Status] | None = None,
     ) -> tuple[builtins.list[tuple[str, str, Pending | ValueError]], str | None]:
         """One page of parked calls, newest first: ``(rows, cursor)``.
 
@@ -761,10 +782,12 @@ class StoreEngine:
         pending, so one bad row does not hide the others. ``cursor`` is ``None`` on the
         last page; passed back as ``before`` it gives the next (older) page. Each page is
         read by keyset (``seq < cursor``), so its cost does not grow with the number of calls
-        in the store. With ``server``, only the calls parked from the server of that name.
+        in the store. With ``server``, only the calls parked from the server of that name; with
+        ``status`` (one, or several), only the calls recorded in that status (a live question
+        whose holder is gone is recorded ``live`` until a sweep, and read ``withdrawn``).
         (Statuses: [`page_calls`][toolnexus.durable.SqliteStore.page_calls].)
         """
-        sql, params = self._page_where(limit, before, server)
+        sql, params = self._page_where(limit, before, server, status)
         with self._read() as tx:
             rows = self._run(
                 tx, "SELECT seq, key, created, pending FROM toolnexus_call" + sql, **params
@@ -779,7 +802,12 @@ class StoreEngine:
         return out, cursor
 
     def page_calls(
-        self, *, limit: int = 50, before: str | None = None, server: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        before: str | None = None,
+        server: str | None = None,
+        status: Status | Collection[Status] | None = None,
     ) -> tuple[builtins.list[Call], str | None]:
         """One page of calls with their statuses, newest first: ``(calls, cursor)``.
 
@@ -789,7 +817,7 @@ class StoreEngine:
         however long the page: a list that shows statuses (the inbox's) needs no read per
         call. A record that does not read is a ``failed`` call whose ``error`` says why.
         """
-        sql, params = self._page_where(limit, before, server)
+        sql, params = self._page_where(limit, before, server, status)
         with self._read() as tx:
             rows = self._run(tx, f"SELECT seq, {CALL_COLUMNS} FROM toolnexus_call" + sql, **params).fetchall()
             keys = [str(row[1]) for row in rows[:limit]]

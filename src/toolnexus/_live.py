@@ -20,6 +20,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from ._pending import Pending
@@ -141,8 +142,10 @@ class LiveResolver:
         lease: float,
         server: str | None,
         target: str | None,
+        on_asked: Callable[[Request, str], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_asked = on_asked
         self.timeout = timeout
         self.lease = lease
         self.server = server
@@ -189,6 +192,11 @@ class LiveResolver:
         holder.held += 1
         self.asked[request.id] = key
         try:
+            if self.on_asked is not None:
+                try:
+                    self.on_asked(request, key)
+                except Exception as err:  # a host's observer must not end the question
+                    logger.warning("ask_in: on_asked raised %s; ignored", type_name(err))
             with anyio.move_on_at(deadline) as scope:
                 status = await holder.settled(key)
             if scope.cancelled_caught:
@@ -246,6 +254,7 @@ def ask_in(
     lease: float = DEFAULT_LIVE_LEASE,
     server: str | None = None,
     target: str | None = None,
+    on_asked: Callable[[Request, str], None] | None = None,
 ) -> LiveResolver:
     """A resolver (a ``wait_for``) that asks each question in ``store`` as a *live* question
     and waits, the call held open, for the answer given elsewhere: in the
@@ -280,6 +289,8 @@ def ask_in(
         server: the name of the server that asks, shown with each question (the spec asks
             that the user can see which server asks).
         target: the tool that was called, shown with each question.
+        on_asked: told each request and the key it waits under, once it waits in the store
+            (to tell a person where to answer it).
 
     Raises:
         TypeError, ValueError: an argument out of range, at once.
@@ -291,4 +302,8 @@ def ask_in(
     for name, value in (("server", server), ("target", target)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"ask_in: {name} must be a str or None, not {type_name(value)}")
-    return LiveResolver(store, timeout=seconds, lease=checked_lease, server=server, target=target)
+    if on_asked is not None and not callable(on_asked):
+        raise TypeError(f"ask_in: on_asked must be callable or None, not {type_name(on_asked)}")
+    return LiveResolver(
+        store, timeout=seconds, lease=checked_lease, server=server, target=target, on_asked=on_asked
+    )

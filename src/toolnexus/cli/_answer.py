@@ -85,6 +85,7 @@ class _Stop:
 
 def _run(args: argparse.Namespace, context: Context) -> int:
     from ..console import ConsoleResolver
+    from ..durable import OPEN
 
     output = context.output
     store = open_store(args.store, create=True)  # a command that writes makes its store
@@ -96,6 +97,10 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     except ValueError as err:  # an answer row that does not read: the call's problem, said
         raise CliError(EXIT_USAGE, f"{key} does not read: {escape_text(str(err))}") from None
     todo = [request for request in pending.requests if request.id not in answered]
+    call = store.call(args.key)
+    if call.status == "withdrawn":  # the call that asked it no longer waits: nothing can be recorded
+        why = f" ({escape_text(call.error)})" if call.error else ""
+        raise CliError(EXIT_USAGE, f"{key} was withdrawn{why}: nothing to answer")
     stop = _Stop()
     piped = not sys.stdin.isatty()
     resolver = ConsoleResolver(
@@ -133,7 +138,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
                         output.error(f"{request.id} was answered elsewhere meanwhile; going on")
                         break
                     status = store.call(args.key).status
-                    if status != "waiting":
+                    if status not in OPEN:
                         raise CliError(EXIT_USAGE, f"{key} is {status} now: nothing more to answer") from None
                     output.error(f"{err}; asked again")
             else:
@@ -144,6 +149,9 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         output.error(f"{key}: {len(left)} question(s) stay open; answer later with: {again}")
         return EXIT_OK
     how = "already answered" if not todo else "answered"
+    if call.live:  # the call that asked it is still open, and takes the answer itself
+        output.error(f"{key} is {how}: the call that asked it goes on")
+        return EXIT_OK
     resume = f"toolnexus resume {shown_store(args.store)} {key} (--stdio CMD | --url URL)"
     output.error(f"{key} is {how}; resume with: {resume}")
     return EXIT_OK
@@ -151,12 +159,13 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
 COMMAND = Command(
     name="answer",
-    help="answer a parked call's questions here",
+    help="answer a parked call's (or a live question's) questions here",
     description="Ask the questions of the call parked under KEY at the terminal and record the "
-    "answers in STORE; then resume it with 'toolnexus resume'. Ctrl-C, Ctrl-D or the end of piped "
-    "input stops (exit 130) and records nothing for the questions not answered yet; the answers "
-    "given before are kept. Without a terminal, one line of stdin is read per field, and one for "
-    "the review of each form.",
+    "answers in STORE; then resume it with 'toolnexus resume'. A live question (a call held open "
+    "elsewhere, asked with --inbox) takes its answer at once; a withdrawn one takes none. Ctrl-C, "
+    "Ctrl-D or the end of piped input stops (exit 130) and records nothing for the questions not "
+    "answered yet; the answers given before are kept. Without a terminal, one line of stdin is "
+    "read per field, and one for the review of each form.",
     arguments=_arguments,
     run=_run,
 )

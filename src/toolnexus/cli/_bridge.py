@@ -22,15 +22,24 @@ from .._wire import Request
 from ._base import EXIT_CONNECTION, EXIT_INTERRUPTED, CliError
 from ._output import Output
 
-__all__ = ["Bridge", "Withdrawn", "run_answering_here"]
+__all__ = ["ENDED", "Bridge", "Withdrawn", "run_answering_here"]
 
 Work = Callable[["Bridge"], Awaitable[int]]
 
 
+ENDED = "withdrawn: the connection ended"
+"""Why a question on screen is taken down when the client's work ends under it."""
+
+
 class Withdrawn(BaseException):
-    """Raised in the main thread (by a signal) when the question it shows is no longer wanted.
+    """Raised in the main thread (by a signal) when the question it shows is no longer wanted:
+    the connection ended, or another answerer was first (``reason`` says which).
 
     A BaseException, so that the resolver's own ``except Exception`` lets it through."""
+
+    def __init__(self, reason: str = ENDED) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Bridge:
@@ -50,7 +59,11 @@ class Bridge:
         self._queue: queue.Queue[tuple[Request, concurrent.futures.Future[Any]] | None] = queue.Queue()
         self.asking = threading.Event()
         """Set while the main thread shows a question."""
+        self.showing: str | None = None
+        """The id of the request the main thread shows, while it shows one."""
         self.withdrawn = False
+        self.interrupt: Callable[[str], None] | None = None
+        """Takes the question on screen down with a reason (set by ``run_answering_here``)."""
 
     async def __call__(self, request: Request) -> Any:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -60,19 +73,29 @@ class Bridge:
     def finish(self) -> None:
         self._queue.put(None)
 
+    def withdraw(self, request_id: str, reason: str) -> None:
+        """The question ``request_id`` is no longer wanted (``first_answer``: another
+        answerer was first): taken down from the screen with one line saying ``reason``
+        when it is shown; one still waiting its turn is dropped by its cancellation."""
+        if self.showing == request_id and self.interrupt is not None:
+            self.interrupt(reason)
+
     def serve(self) -> bool:
         """Answer requests in this (the main) thread until :meth:`finish` (``True``) or
         until the user asks to quit (``False``). A closed stdout stops it too
-        (:class:`BrokenPipeError`): no question can be shown. :class:`Withdrawn` (the
-        client ended while a question was shown) ends it too, as finished."""
-        try:
-            while True:
+        (:class:`BrokenPipeError`): no question can be shown. :class:`Withdrawn` with
+        [`ENDED`][toolnexus.cli._bridge.ENDED] (the client ended while a question was shown)
+        ends it too, as finished; another reason (answered elsewhere) takes the question
+        down with one line, and the next question is asked."""
+        while True:
+            try:
                 item = self._queue.get()
                 if item is None:
                     return True
                 request, future = item
                 if not future.set_running_or_notify_cancel():
                     continue
+                self.showing = request.id
                 self.asking.set()
                 try:
                     with self._output.question():
@@ -83,20 +106,24 @@ class Bridge:
                     future.set_exception(err)
                 finally:
                     self.asking.clear()
+                    self.showing = None
                 if self._quit_requested():
                     return False
-        except Withdrawn:
-            self.withdrawn = True
-            return True
+            except Withdrawn as withdrawn:
+                if withdrawn.reason == ENDED:
+                    self.withdrawn = True
+                    return True
+                self._output.say()
+                self._output.say(f"(question {withdrawn.reason})")
 
 
 WITHDRAW_SIGNAL: int | None = getattr(signal, "SIGUSR1", None)
 
 
 @contextlib.contextmanager
-def _withdrawal(armed: threading.Event) -> Iterator[None]:
+def _withdrawal(armed: threading.Event, reasons: list[str]) -> Iterator[None]:
     """While inside, the withdraw signal raises :class:`Withdrawn` in the main thread when
-    ``armed`` is set (and is ignored otherwise)."""
+    ``armed`` is set (and is ignored otherwise), with the last of ``reasons``."""
     if WITHDRAW_SIGNAL is None or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -104,7 +131,7 @@ def _withdrawal(armed: threading.Event) -> Iterator[None]:
     def handler(signum: int, frame: object) -> None:
         if armed.is_set():
             armed.clear()
-            raise Withdrawn
+            raise Withdrawn(reasons[-1] if reasons else ENDED)
 
     previous = signal.signal(WITHDRAW_SIGNAL, handler)
     try:
@@ -129,7 +156,19 @@ def run_answering_here(
     outcome: list[int | BaseException] = []
     loop_box: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[int]]] = []
     armed = threading.Event()
+    reasons: list[str] = []
     main_id = threading.main_thread().ident
+
+    def interrupt(reason: str) -> None:
+        """Take the question on screen down: the main thread's read is interrupted."""
+        if not bridge.asking.is_set() or WITHDRAW_SIGNAL is None or main_id is None:
+            return
+        reasons.append(reason)
+        armed.set()
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_kill(main_id, WITHDRAW_SIGNAL)
+
+    bridge.interrupt = interrupt
 
     async def runner() -> int:
         task = asyncio.current_task()
@@ -149,10 +188,7 @@ def run_answering_here(
             outcome.append(err)
         finally:
             bridge.finish()
-            if bridge.asking.is_set() and WITHDRAW_SIGNAL is not None and main_id is not None:
-                armed.set()  # the question on screen is no longer wanted: interrupt its read
-                with contextlib.suppress(OSError, ValueError):
-                    signal.pthread_kill(main_id, WITHDRAW_SIGNAL)
+            interrupt(ENDED)  # a question on screen is no longer wanted: interrupt its read
 
     def stop() -> None:
         if loop_box:
@@ -161,7 +197,7 @@ def run_answering_here(
         thread.join(timeout=10)
 
     thread = threading.Thread(target=target, name="toolnexus-client", daemon=True)
-    with _withdrawal(armed):
+    with _withdrawal(armed, reasons):
         try:
             thread.start()
             finished = bridge.serve()

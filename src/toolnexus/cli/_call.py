@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from . import _answers, _park
+from . import _answers, _live, _park
 from ._base import EXIT_USAGE, CliError, Command, Context, print_result
 from ._connection import add_connection_options, server_from
 from ._interactive import Connection, add_answer_options, add_output_options, answer_here, call_tool
@@ -38,6 +38,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_output_options(parser)
     add_answer_options(parser)
     _park.add_park_option(parser)
+    _live.add_live_options(parser)
     _answers.add_options(parser)
 
 
@@ -46,6 +47,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     if args.park is not None and (args.answers is not None or args.accept_defaults):
         # parking asks nobody: answers given now would be silently unused
         raise CliError(EXIT_USAGE, "--park cannot be used with --answers or --accept-defaults")
+    live = _live.start_live(args, context)  # usage errors first, before anything connects
     server = server_from(args, context.stack)
     if args.park is not None:
         return _park.call_and_park(args, context, arguments, server)
@@ -60,7 +62,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             failure=lambda failed: tool_failure(connection.client, args.tool, failed),
         )
 
-    return answer_here(args, context, server, body)
+    return answer_here(args, context, server, body, live)
 
 
 COMMAND = Command(

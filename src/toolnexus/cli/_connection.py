@@ -540,7 +540,7 @@ def is_modern(client: Client) -> bool:
     return asks_between_rounds(client.protocol_version)
 
 
-async def _probe_while_asking(client: Client, asking: threading.Event, watch: _Watch) -> None:
+async def _probe_while_asking(client: Client, asking: Callable[[], bool], watch: _Watch) -> None:
     """Every :data:`PROBE_EVERY` seconds while a question is shown, a ``server/discover``:
     a transport that fails ends the watched read stream (or raises), which is the signal."""
     import anyio
@@ -548,7 +548,7 @@ async def _probe_while_asking(client: Client, asking: threading.Event, watch: _W
 
     while not watch.ended:
         await anyio.sleep(PROBE_EVERY)
-        if not asking.is_set():
+        if not asking():
             continue
         try:
             with anyio.move_on_after(PROBE_TIMEOUT):
@@ -568,14 +568,14 @@ async def run_connected(
     connect_timeout: float,
     elicitation_callback: Any = None,
     message_handler: Any = None,
-    asking: threading.Event | None = None,
+    asking: Callable[[], bool] | None = None,
 ) -> int:
     """Connect to ``server``, run ``body(client)``, close; the body's exit status.
 
     Raises :class:`CliError` with exit 3 and one line naming the server when the handshake
     fails or takes longer than ``connect_timeout`` seconds, and when the connection is lost
-    while ``body`` runs (``asking``, set while a question is shown, makes a 2026-07-28
-    HTTP connection watched by a probe). Other failures of ``body`` are raised as they
+    while ``body`` runs (``asking``, true while a question is shown or waits live in a store,
+    makes a 2026-07-28 HTTP connection watched by a probe). Other failures of ``body`` are raised as they
     are; a failure while closing, after ``body`` gave its status, is a warning.
     """
     import anyio

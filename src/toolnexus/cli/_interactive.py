@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult
 
+    from ..durable import LiveResolver
     from ..mcp import ElicitationCompletions, OnResult
 
 __all__ = ["Connection", "add_answer_options", "add_output_options", "answer_here", "call_tool"]
@@ -117,9 +118,15 @@ def answer_here(
     context: Context,
     server: ServerTarget,
     body: Callable[[Connection], Awaitable[int]],
+    live: LiveResolver | None = None,
 ) -> int:
-    """Connect to ``server``, answer its questions at the terminal, run ``body``; the exit status."""
-    from ..mcp import ElicitationCompletions, elicitation_callback
+    """Connect to ``server``, answer its questions at the terminal, run ``body``; the exit status.
+
+    With ``live`` (``--inbox``, ``--browser``) each question is asked live in its store as
+    well, the first answer winning, or only there when standard input is not a terminal."""
+    import sys
+
+    from ..mcp import ElicitationCompletions, elicitation_callback, first_answer
 
     completions = ElicitationCompletions()
     resolver = _console(args, context, completions)
@@ -129,24 +136,32 @@ def answer_here(
         raise CliError(EXIT_USAGE, f"--answers: {one_line(str(err))}") from None
     on_result: OnResult | None = None
     write = open_log(args, context)
-    if write is not None:
-        logged = log_traffic(wait_for, write, values=args.log_values)
-        wait_for, on_result = logged, logged.sent
+    here = live is None or sys.stdin.isatty()
 
     async def work(bridge: Bridge) -> int:
+        asking: Callable[[Request], Awaitable[Any]] = bridge
+        if live is not None:
+            asking = first_answer(bridge, live) if here else live
+        observer = on_result
+        if write is not None:
+            logged = log_traffic(asking, write, values=args.log_values)
+            asking, observer = logged, logged.sent
+
         async def with_client(client: Client) -> int:
             if resolver.server_name is None:
                 resolver.server_name = await server_name(client)
-            return await body(Connection(client, bridge, completions, server, on_result))
+            if live is not None:
+                live.server = resolver.server_name
+            return await body(Connection(client, asking, completions, server, observer))
 
         return await run_connected(
             server,
             with_client,
             protocol=args.protocol,
             connect_timeout=args.connect_timeout,
-            elicitation_callback=elicitation_callback(bridge, on_result=on_result),
+            elicitation_callback=elicitation_callback(asking, on_result=observer),
             message_handler=completions,
-            asking=bridge.asking,
+            asking=lambda: bridge.asking.is_set() or bool(live is not None and live.asked),
         )
 
     return run_answering_here(work, wait_for, lambda: resolver.quit_requested, context.output)

@@ -7,9 +7,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._base import EXIT_OK, Context, print_result
+from .._util import escape_text
+from ._base import EXIT_OK, EXIT_TOOL_ERROR, CliError, Context, print_result
 from ._connection import ServerTarget, run_connected, server_name
-from ._results import tool_failure
+from ._results import asks_the_legacy_way, tool_failure
 from ._stores import (
     check_can_create,
     check_era,
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 __all__ = ["add_park_option", "call_and_park"]
 
 _LOG = logging.getLogger(__name__)
+
+LIVE_HINT = (
+    "ask it live instead: --inbox STORE in place of --park STORE (the call stays open while its "
+    "question waits in STORE, answered in `toolnexus inbox STORE` or with `toolnexus answer`), "
+    "or call without --park to answer at the terminal"
+)
 
 
 def add_park_option(parser: argparse.ArgumentParser) -> None:
@@ -103,10 +110,19 @@ def call_and_park(
     output = context.output
 
     async def body(client: Client) -> int:
-        check_era(client, "--park", "call without --park to answer at the terminal")
+        check_era(client, "--park", LIVE_HINT)
         try:
             outcome = await call_tool(client, args.tool, arguments)
         except Exception as err:
+            from mcp import MCPError
+
+            if isinstance(err, MCPError) and asks_the_legacy_way(err.message, client):
+                raise CliError(
+                    EXIT_TOOL_ERROR,
+                    f"{escape_text(args.tool)}: the server asks its questions the 2025-11-25 way, in the "
+                    "middle of the call, where a call cannot be parked; "
+                    "run again with --protocol legacy and " + LIVE_HINT,
+                ) from None
             raise durable_failure(args.tool, err, server.label) from None
         if isinstance(outcome, Pending):
             name = args.server_name or await server_name(client)

@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             if answer is None and garbled and request.id in call.answered:
                 state = "answered (does not read)"
             elif answer is None:
-                state = "waiting" if call.status == "waiting" else "unanswered"
+                state = "waiting" if call.status in ("waiting", "live") else "unanswered"
             elif answer.ok:
                 state = "accepted"
             else:

@@ -10,6 +10,8 @@ the server with the form model and recorded in the store, where a worker or
   [`serve`][toolnexus.inbox.serve]).
 - [`app`][toolnexus.inbox.app] gives the same pages as an ASGI app to mount in a host's own
   Starlette or FastAPI app, behind the host's own login.
+- [`serving`][toolnexus.inbox.serving] serves them in a thread of the host's own process for
+  as long as it needs (``toolnexus call --browser``: one call's questions).
 
 Needs the extra ``inbox`` (Jinja2); Starlette and uvicorn come with the MCP SDK.
 """
@@ -18,6 +20,6 @@ from __future__ import annotations
 
 from ._app import app
 from ._security import CSP
-from ._serve import serve
+from ._serve import Serving, serve, serving
 
-__all__ = ["CSP", "app", "serve"]
+__all__ = ["CSP", "Serving", "app", "serve", "serving"]

@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from .._time import check_seconds, read_expires_at
 from .._wire import Answer
-from ..durable import STATUSES, Call, Pending, StoreUnavailableError
+from ..durable import OPEN, STATUSES, Call, Pending, StoreUnavailableError
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
@@ -297,7 +297,7 @@ class _Inbox:
         back = f"calls/{_quote(key)}"
         if request_id in call.answered:
             return self._already(request, back)
-        if call.status not in ("waiting", "expired"):
+        if call.status not in ("live", "waiting", "expired"):
             return self._no_longer(request, back, call.status)
         if _views.expired(question, _now()):
             return self.message(
@@ -331,7 +331,7 @@ class _Inbox:
             now = self.call(key)
             if now is not None and request_id in now.answered:  # another tab, person or process first
                 return self._already(request, back)
-            if now is not None and now.status != "waiting":
+            if now is not None and now.status not in OPEN:
                 return self._no_longer(request, back, now.status)
             posted = _views.Posted(general=[_views.shown(str(err))])
             return self.call_page(request, key, (request_id, posted), status=422)
@@ -404,17 +404,21 @@ class _Inbox:
 
 
 def _due(calls: Iterable[Call]) -> float | None:
-    """The soonest deadline still to come of a question the calls show as waiting."""
+    """The soonest moment still to come at which a shown call changes without a write to the
+    store: a deadline of a question it shows as waiting, or the end of a live question's
+    lease (its holder gone, it reads withdrawn from then on)."""
     now = time.time()
     moments = [
         moment
         for call in calls
-        if call.status == "waiting" and call.pending is not None
+        if call.status in OPEN and call.pending is not None
         for request in call.pending.requests
         if request.id not in call.answered
         and (moment := read_expires_at(request.expiresAt)) is not None
         and moment > now
     ]
+    moments += [call.lease_until for call in calls if call.status == "live" and call.lease_until is not None]
+    moments = [moment for moment in moments if moment > now]
     return min(moments) if moments else None
 
 
