@@ -174,7 +174,8 @@ def test_the_server_killed_while_its_question_waits_live_withdraws_it_and_exits_
     assert out == ""
     assert "ended before an answer came" in reason
     last = error_lines(err)[-1]
-    assert last.startswith("toolnexus: the connection to ") and last.endswith(" was lost"), err
+    assert last.startswith("toolnexus: the connection to "), err
+    assert last.endswith(" was lost"), err
     assert len(error_lines(err)) == 2  # where it waited, then the one line of the failure
     assert "Traceback" not in err
     with open_store(spec, create=False) as store:
@@ -204,7 +205,8 @@ def test_the_server_killed_before_its_question_leaves_nothing_and_exits_3(tmp_pa
     proc = start_call(tmp_path, ["--stdio", EDGE], spec, "slow_ask", arguments, *ERA_FLAGS[era])
     deadline = time.monotonic() + 60
     while not mark.exists():
-        assert time.monotonic() < deadline and proc.poll() is None
+        assert time.monotonic() < deadline
+        assert proc.poll() is None
         time.sleep(0.05)
     _kill(proc, None)
     out, err = proc.communicate(timeout=60)
@@ -245,7 +247,8 @@ def test_browser_serves_an_inbox_for_the_call_and_prints_its_link(tmp_path: Path
     prefix = "toolnexus: answer this call's questions in your browser: "
     assert line.startswith(prefix), line
     link = line[len(prefix) :].strip()
-    assert link.startswith("http://127.0.0.1:") and "/?token=" in link
+    assert link.startswith("http://127.0.0.1:")
+    assert "/?token=" in link
     with httpx.Client(follow_redirects=True, timeout=30) as client:
         for _ in range(600):
             page = client.get(link)
