@@ -560,3 +560,157 @@ def test_a_store_that_cannot_be_reached_is_a_503_page_and_the_inbox_carries_on(
         finally:
             postgres_server.start()
         assert client.get(f"/calls/{key}").status_code == 200  # and after the outage, as before
+
+
+# --- the token's redirect stays on the inbox --------------------------------------------------
+
+
+def assert_on_the_inbox(location: str, root: str = "") -> None:
+    """A Location a browser resolves on the inbox's own origin, under its root: ASCII with no
+    backslash or control character, then ``root`` and one ``/`` followed by neither ``/`` nor
+    ``\\`` (``//host`` and ``/\\host`` are other hosts), read as it is and percent-decoded."""
+    from urllib.parse import unquote
+
+    assert location.isascii(), location
+    assert location.isprintable(), location
+    assert "\\" not in location, location
+    for seen in (location, unquote(location)):
+        assert seen.startswith(root + "/"), location
+        assert seen[len(root) + 1 : len(root) + 2] not in ("/", "\\"), location
+
+
+@pytest.mark.parametrize(
+    ("path", "location"),
+    [
+        ("/", "/"),
+        ("/calls/KEY", "/calls/KEY"),
+        ("/calls/KEY?status=waiting", "/calls/KEY?status=waiting"),
+        ("//evil.example/x", "/evil.example/x"),
+        ("/\\evil.example/x", "/evil.example/x"),
+        ("/%2F%2Fevil.example/x", "/evil.example/x"),
+        ("/%5C%5Cevil.example/x", "/evil.example/x"),
+        ("/%2F%5Cevil.example/x", "/evil.example/x"),
+        ("/\\/\\evil.example/x", "/evil.example/x"),
+        ("////evil.example", "/evil.example"),
+        ("/%09/evil.example/x", "/%09/evil.example/x"),  # a tab a browser would drop, kept encoded
+        ("/x%5C%5Cevil.example", "/x%5C%5Cevil.example"),
+        ("/x%3F%23y", "/x%3F%23y"),  # '?' and '#' stay in the path
+        ("/..%2F..%2Fevil.example", "/"),  # a dot segment a browser resolves: the root
+        ("/calls/%2E%2E%2F..%2Fx", "/"),
+    ],
+)
+def test_the_token_redirect_stays_on_the_inbox(store: SqliteStore, path: str, location: str) -> None:
+    client = client_for(store)
+    separator = "&" if "?" in path else "?"
+    # an absolute address: the client sends the path as it is (`//host` alone would be a host)
+    moved = client.get(f"http://testserver{path}{separator}token={TOKEN}")
+    assert moved.status_code == 303
+    assert moved.headers["location"] == location
+    assert_on_the_inbox(moved.headers["location"])
+
+
+def test_the_token_redirect_of_a_mounted_inbox_stays_under_its_mount(store: SqliteStore) -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    site = Starlette(
+        routes=[Mount("/inbox", app=inbox.app(store, token=TOKEN, allowed_hosts=["testserver"]))]
+    )
+    client = TestClient(site, follow_redirects=False)
+    for path, location in (
+        ("/inbox/", "/inbox/"),
+        ("/inbox/calls/KEY?status=waiting", "/inbox/calls/KEY?status=waiting"),
+        ("/inbox//evil.example/x", "/inbox/evil.example/x"),
+        ("/inbox/%2F%5Cevil.example/x", "/inbox/evil.example/x"),
+        ("/inbox/..%2F..%2Fevil.example", "/inbox/"),
+    ):
+        separator = "&" if "?" in path else "?"
+        moved = client.get(f"http://testserver{path}{separator}token={TOKEN}")
+        assert moved.status_code == 303, path
+        assert moved.headers["location"] == location, path  # the mount's path once, not twice
+        assert_on_the_inbox(moved.headers["location"], "/inbox")
+    assert client.get("/inbox/").status_code == 200  # the cookie's path is the mount's
+
+
+# --- a choice or a number in another script's digits ------------------------------------------
+
+
+NOT_ASCII_DIGITS = ["²", "٣", "１", "١", "𝟏"]
+"""Digits a person cannot type into the inbox's controls: ``"²".isdigit()`` is true and
+``int("²")`` fails (a 500 once); ``int("١")``, ``int("１")`` and ``int("𝟏")`` are 1."""
+
+
+@pytest.mark.parametrize("digit", NOT_ASCII_DIGITS)
+@pytest.mark.parametrize(
+    ("field", "legend", "posted"),
+    [
+        ("f8", "Environment", {"f10": "0"}),  # a single choice (radio buttons)
+        ("f10", "Checks to run", {"f8": "0"}),  # a multi choice (checkboxes)
+        ("f5", "Replicas", {"f8": "0", "f10": "0"}),  # an integer
+        ("f6", "Traffic ratio", {"f8": "0", "f10": "0"}),  # a number
+    ],
+)
+def test_a_digit_that_is_not_ascii_is_a_422_naming_the_field(
+    store: SqliteStore, digit: str, field: str, legend: str, posted: dict[str, str]
+) -> None:
+    key = parked(store, "every_field", {"ticket": "T-digits"})
+    client = signed_in(store)
+    _, csrf, action = form_page(client, key)
+    data: dict[str, Any] = {"csrf": csrf, "f0": "Ada", "f1": "ada@example.com", **posted, field: digit}
+    if field == "f10":
+        data[field] = ["0", digit]  # one good choice beside it
+    refused = client.post(action, data=data)
+    assert refused.status_code == 422
+    problems = re.findall(r'<ul class="problems" id="q0-(f\d+)-problems"><li>([^<]*)</li>', refused.text)
+    assert [name for name, _ in problems] == [field]  # that field's problem, and no other's
+    (problem,) = [text for _, text in problems]
+    assert re.search(r"not one this question offers|must be (an integer|a number)", problem)
+    shown = refused.text.split(f'id="q0-{field}-problems"')[0].rsplit('<div class="field', 1)[1]
+    assert legend in shown  # the problem sits in the field it names
+    assert store.answers(key) == {}
+
+
+@pytest.mark.parametrize("digit", NOT_ASCII_DIGITS)
+def test_read_post_reads_ascii_digits_only(digit: str) -> None:
+    form = read_form(EVERY_FIELD)
+    posted = read_post(form, {"f5": [digit], "f6": [digit], "f8": [digit], "f10": [digit], "f9": [digit]})
+    assert posted.problems == {
+        0: ["this field is required"],
+        1: ["this field is required"],
+        5: ["must be an integer"],
+        6: ["must be a number"],
+        8: ["the choice is not one this question offers"],
+        9: ["the choice is not one this question offers"],
+        10: ["one of the choices is not one this question offers"],
+    }
+    assert "replicas" not in posted.content
+    assert read_post(form, {"f5": ["1_0"]}).problems[5] == ["must be an integer"]  # int() reads 10
+    ascii_ok = read_post(form, {"f5": [" 3 "], "f6": ["1e-1"], "f8": ["1"], "f10": ["0", "2"]})
+    assert ascii_ok.content["replicas"] == 3
+    assert ascii_ok.content["ratio"] == 0.1
+    assert ascii_ok.content["environment"] == "production"
+    assert ascii_ok.content["checks"] == ["lint", "e2e"]
+
+
+# --- a URL whose host a browser reads otherwise -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "warning"),
+    [
+        ("https://0x7f.1/admin", "127.0.0.1", "read as the IPv4 address 127.0.0.1"),
+        ("https://0xa9fea9fe/latest/meta-data", "169.254.169.254", "IPv4 address 169.254.169.254"),
+        ("https://bank\u3002example/login", "bank.example", "read as &#39;bank.example&#39;"),
+        ("https://\uff42\uff41\uff4e\uff4b.example/login", "bank.example", "read as &#39;bank.example&#39;"),
+    ],
+)
+def test_the_page_shows_the_host_a_browser_opens_and_offers_no_link(
+    store: SqliteStore, url: str, host: str, warning: str
+) -> None:
+    request = Request("elc-1", "authorization", "Sign in", url, None, None)
+    key = store.put(Pending("tools/call", "sign_in", None, None, ("k",), (request,), server="s"))
+    page = signed_in(store).get(f"/calls/{key}").text
+    assert f'<p class="host">Host: <strong>{host}</strong></p>' in page
+    assert warning in page
+    assert 'class="open"' not in page  # no link to an address that is not what it shows
+    assert "a browser would read it otherwise" in page

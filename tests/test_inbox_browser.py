@@ -529,3 +529,36 @@ def test_a_change_between_drawing_a_page_and_opening_its_events_is_told(served: 
                     break
         assert lines[0] == "retry: 3000"
         assert "event: change" in lines
+
+
+def test_the_token_redirect_stays_on_the_inbox_whatever_the_path(fresh: Page, served: Inbox) -> None:
+    """A first address whose path a Location would read as another host (``//evil.example``,
+    ``/\\evil.example``, and the same percent-encoded) ends on the inbox's own origin, and the
+    browser asks for nothing elsewhere on the way."""
+    page = fresh
+    elsewhere: list[str] = []
+
+    def on_request(request: Request) -> None:
+        if not request.url.startswith(f"{served.url}/"):
+            elsewhere.append(request.url)
+
+    page.on("request", on_request)
+    try:
+        for path in (
+            "//evil.example/x",
+            "/\\evil.example/x",
+            "/%2F%2Fevil.example/x",
+            "/%5C%5Cevil.example/x",
+            "/%2F%5Cevil.example/x",
+            "/..%2F..%2F%2Fevil.example",
+        ):
+            page.context.clear_cookies()
+            try:
+                page.goto(f"{served.url}{path}?token={TOKEN}")
+            except Error as error:  # evil.example does not resolve here
+                raise AssertionError(f"{path} left the inbox: {error.message.splitlines()[0]}") from None
+            assert page.url.startswith(f"{served.url}/"), (path, page.url)
+            assert "token=" not in page.url
+        assert elsewhere == []
+    finally:
+        page.remove_listener("request", on_request)

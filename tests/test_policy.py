@@ -121,6 +121,18 @@ def test_the_same_url_written_plainly_matches() -> None:
     assert outcome(policy(url_request("https://BANK.example:8443/", "Sign in")))["ok"] is True
 
 
+def test_an_international_url_host_matches_both_of_its_spellings() -> None:
+    """A rule's host is read as a URL's is (as a browser reads it): ``bücher.example`` and its
+    punycode ``xn--bcher-kva.example`` name one host, whichever the rule or the URL writes."""
+    for rule_host in ("bücher.example", "xn--bcher-kva.example", "BÜCHER.example"):
+        policy = Policy([{"url_host": rule_host, "action": "accept"}])
+        for url in ("https://bücher.example/login", "https://xn--bcher-kva.example/login"):
+            assert outcome(policy(url_request(url, "Sign in")))["ok"] is True, (rule_host, url)
+        assert outcome(policy(url_request("https://bucher.example/", "Sign in"))) == CANCEL
+    with pytest.raises(ValueError, match="url_host must be a bare host name"):
+        Policy([{"url_host": "bank.example:443", "action": "accept"}])
+
+
 def test_url_host_for_an_ipv6_address_and_a_port() -> None:
     policy = Policy(
         [{"url_host": "[::1]", "action": "accept"}, {"url_host": "LOCALHOST", "action": "accept"}]

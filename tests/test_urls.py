@@ -70,3 +70,134 @@ def test_moved_names_keep_working_from_their_old_homes() -> None:
             assert getattr(toolnexus.mcp, name) is getattr(toolnexus.forms, name)
     assert toolnexus.mcp.call_tool is toolnexus.mcp.call_tool_resolving_urls
     assert {"call_tool", "call_tool_resolving_urls"} <= set(toolnexus.mcp.__all__)
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "written"),
+    [
+        # IPv4 in hexadecimal, as one number (a "dword"), in octal, in short forms
+        ("https://0x7f.1/", "127.0.0.1", "0x7f.1"),
+        ("https://2130706433/", "127.0.0.1", "2130706433"),
+        ("https://0177.0.0.1/", "127.0.0.1", "0177.0.0.1"),
+        ("https://10.1/", "10.0.0.1", "10.1"),
+        ("https://0xa9fea9fe/", "169.254.169.254", "0xa9fea9fe"),
+        ("https://%30x7f.1/", "127.0.0.1", "0x7f.1"),
+        ("https://127.0.0.1./", "127.0.0.1", "127.0.0.1."),
+        ("https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "127.0.0.1", "１２７.０.０.１"),
+        # the full stops and letters IDNA maps to ASCII, and what it drops
+        ("https://bank\u3002example/", "bank.example", "bank\u3002example"),
+        ("https://bank\uff0eexample/", "bank.example", "bank\uff0eexample"),
+        ("https://bank\uff61example/", "bank.example", "bank\uff61example"),
+        ("https://\uff42\uff41\uff4e\uff4b.example/", "bank.example", "ｂａｎｋ.example"),
+        ("https://exa\u00admple.com/", "example.com", "exa\u00admple.com"),
+        ("https://\ufb01le.example/", "file.example", "\ufb01le.example"),
+    ],
+)
+def test_a_host_a_browser_reads_otherwise_is_read_so_and_is_not_plain(
+    url: str, host: str, written: str
+) -> None:
+    reading = read_url(url)
+    assert (reading.host, reading.written_host) == (host, written)
+    assert not reading.plain
+    assert browser_host(url) == host
+    warned = url_warnings(url)[0]
+    assert repr(host) in warned or f"the IPv4 address {host}:" in warned
+    if written.isascii() and "%" not in url:
+        # one sentence, naming the address a browser opens
+        assert warned == (
+            "the URL has a host written as a number in an unusual form, which browsers read as the "
+            f"IPv4 address {host}: a browser goes to the host shown above, which is not what the "
+            "text seems to say"
+        )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://256.0.0.1/",
+        "https://1.2.3.4.5/",
+        "https://09.1/",
+        "https://example.1/",
+        "https://a<b/",
+        "https://a^b/",
+        "https://%E2%80%AEevil.example/",
+        "https://ex%00ample.com/",
+        "https://bank.example%40evil.example/",
+        "https://[fe80::1%25eth0]/",
+        "https://[::1]x/",
+        "https://a\u2024b/",
+        "https://\u05d0a.example/",
+        "https://bank.example:65536/",
+        "https://bank.example:+443/",
+    ],
+)
+def test_a_host_a_browser_refuses_cannot_be_parsed(url: str) -> None:
+    with pytest.raises(UrlError, match="cannot be parsed"):
+        read_url(url)
+    assert browser_host(url) == ""
+    assert url_warnings(url) == ["the URL cannot be parsed: do not open it"]
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "shown", "plain"),
+    [
+        # an international name is its punycode: one host, written two ways
+        ("https://b\u00fccher.example/", "xn--bcher-kva.example", "xn--bcher-kva.example", True),
+        ("https://B\u00dcCHER.example/", "xn--bcher-kva.example", "xn--bcher-kva.example", True),
+        ("https://fa\u00df.de/", "xn--fa-hia.de", "xn--fa-hia.de", True),
+        ("https://\u0430pple.example/", "xn--pple-43d.example", "xn--pple-43d.example", True),
+        # one IPv6 address, written two ways; browser_host brackets it and drops a default port
+        ("https://[0:0:0:0:0:0:0:1]:443/", "::1", "[::1]", True),
+        ("http://[::ffff:127.0.0.1]:8080/", "::ffff:7f00:1", "[::ffff:7f00:1]:8080", True),
+        ("http://bank.example:80/", "bank.example", "bank.example", True),
+        ("https://bank.example:80/", "bank.example", "bank.example:80", True),
+        ("wss://bank.example:443/", "bank.example", "bank.example", True),
+        ("ftp://0x7f.1/", "127.0.0.1", "127.0.0.1", False),
+        # no host: nothing a browser opens
+        ("https://", "", "", False),
+        ("https://:443/", "", "", False),
+    ],
+)
+def test_browser_host_is_the_address_bars_host(url: str, host: str, shown: str, plain: bool) -> None:
+    reading = read_url(url)
+    assert reading.host == host
+    assert browser_host(url) == shown
+    assert reading.plain is plain
+
+
+def test_an_international_name_is_warned_about_as_before() -> None:
+    assert url_warnings("https://b\u00fccher.example/") == [
+        "the host has characters that are not ASCII: it may imitate another name"
+    ]
+    assert url_warnings("https://xn--pple-43d.com/") == [
+        "the host is punycode (it reads as 'аpple.com'): it may imitate another name"
+    ]
+    assert url_warnings("https://bank\u3002example/") == [
+        "the URL has a host that browsers read as 'bank.example': a browser goes to the host shown "
+        "above, which is not what the text seems to say",
+        "the host has characters that are not ASCII: it may imitate another name",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rule_host", "url"),
+    [
+        ("127.0.0.1", "https://0x7f.1/"),
+        ("127.0.0.1", "https://2130706433/"),
+        ("10.0.0.1", "https://10.1/"),
+        ("169.254.169.254", "https://0xa9fea9fe/"),
+        ("bank.example", "https://bank\u3002example/"),
+        ("bank.example", "https://\uff42\uff41\uff4e\uff4b.example/"),
+        ("example.com", "https://exa\u00admple.com/"),
+    ],
+)
+def test_a_policys_url_host_matches_only_the_host_as_written(rule_host: str, url: str) -> None:
+    """The policy's ``url_host`` reads URLs here: an allow-listed address written in a form a
+    browser reads otherwise is not matched (the host it shows is not the host it names)."""
+    from toolnexus.policy import Policy
+    from toolnexus.testing import url_request
+
+    policy = Policy([{"url_host": rule_host, "action": "accept"}])
+    assert policy.decide(url_request(url))[0] is None  # no rule matched
+    plainly = url.replace(url.split("/")[2], rule_host)
+    assert policy.decide(url_request(plainly))[0] == 0

@@ -12,7 +12,6 @@ Standard library, the wire values and the form model only.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -106,17 +105,25 @@ def _check_value(where: str, name: str, value: object) -> None:
 
 
 def _bare_host(where: str, value: str) -> str:
-    """A rule's ``url_host`` as ``urlsplit(url).hostname`` gives a URL's: lower case, an IPv6
-    address without its brackets."""
-    host = value.lower()
+    """A rule's ``url_host`` read as a URL's host is (``read_url(url).host``): as a browser
+    reads it, so that ``bücher.example`` and its punycode ``xn--bcher-kva.example`` name one
+    host, and so do ``AUTH.example.com`` and ``auth.example.com``; an IPv6 address without its
+    brackets."""
+    from .urls import UrlError, read_url
+
+    host = value.strip()
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-    if ":" in host:
+    bad = not host or any(ch in host for ch in "/@?#\\ ") or not host.isprintable()
+    if not bad:
         try:
-            ipaddress.IPv6Address(host)
-        except ValueError:
-            host = ""
-    if not host or any(ch in host for ch in "/@?# ") or not host.isprintable():
+            reading = read_url(f"https://[{host}]/" if ":" in host else f"https://{host}/")
+        except UrlError:
+            bad = True
+        else:
+            host = reading.host
+            bad = not host or reading.port is not None
+    if bad:
         raise ValueError(
             f"{where}: url_host must be a bare host name such as 'auth.example.com', not {value!r}"
         )

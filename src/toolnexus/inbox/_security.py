@@ -19,7 +19,7 @@ import logging
 from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -83,7 +83,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("root_path", "") + scope.get("path", "")
+        path = scope.get("root_path", "") + _route_path(scope)
         status = 0
 
         async def send_with_headers(message: Message) -> None:
@@ -129,7 +129,7 @@ class Guard:
             (k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k != "token"
         ]
         root = scope.get("root_path", "")
-        location = root + scope.get("path", "") + (("?" + urlencode(query)) if query else "")
+        location = _on_the_inbox(root, _route_path(scope)) + (("?" + urlencode(query)) if query else "")
         cookie = f"{self.cookie}={self.token}; Path={root or '/'}; HttpOnly; SameSite=Strict" + (
             "; Secure" if scope.get("scheme") == "https" else ""
         )
@@ -141,6 +141,31 @@ class Guard:
 
 
 _OURS = frozenset(name for name, _ in HEADERS)
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path below the inbox's root: Starlette 0.33 and later leave the root
+    (a ``Mount``'s path) in ``path``, older versions took it out."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if root and (path == root or path.startswith(root + "/")):
+        return path[len(root) :]
+    return path
+
+
+def _on_the_inbox(root: str, path: str) -> str:
+    """``root + path`` as an address that stays on the inbox whatever ``path`` holds.
+
+    ``path`` is the request's, percent-decoded: a browser reads ``//evil.example/x`` and
+    ``/\\evil.example/x`` as another host, so the slashes and backslashes it starts with are
+    collapsed into one, and the rest is percent-encoded (a backslash, ``?``, ``#``, ``%``,
+    a tab, anything not ASCII). A ``.`` or ``..`` segment, which a browser resolves, perhaps
+    above the root, sends it to the root instead.
+    """
+    rest = quote(path.lstrip("/\\"), safe="/!$&'()*+,;=:@-._~")
+    if any(segment in (".", "..") for segment in rest.split("/")):
+        rest = ""
+    return "/" + f"{root}/{rest}".lstrip("/\\")
 
 
 def _query_token(scope: Scope) -> str | None:

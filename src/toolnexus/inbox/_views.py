@@ -528,6 +528,14 @@ def _datetime_value(text: str) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _index(text: str, count: int) -> int | None:
+    """A posted choice's index, below ``count``: ASCII digits only (``"²".isdigit()`` is true,
+    and ``int()`` refuses it; ``int("١")`` is 1), else ``None``."""
+    if text.isascii() and text.isdigit() and int(text) < count:
+        return int(text)
+    return None
+
+
 def read_post(form: Form, values: Mapping[str, list[str]]) -> Posted:
     """The content a person posted for ``form`` (``values``: each control's name, ``f0``,
     ``f1``..., to its values), checked with the form model.
@@ -544,7 +552,8 @@ def read_post(form: Form, values: Mapping[str, list[str]]) -> Posted:
             value = bool(got)
             posted.typed[index] = value
         elif spec.type == "choices":
-            picked = [int(v) for v in got if v.isdigit() and int(v) < len(spec.choices)]
+            indexes = [_index(v, len(spec.choices)) for v in got]
+            picked = [i for i in indexes if i is not None]
             posted.typed[index] = picked
             if len(picked) != len(got):
                 problem = "one of the choices is not one this question offers"
@@ -554,15 +563,19 @@ def read_post(form: Form, values: Mapping[str, list[str]]) -> Posted:
         elif spec.type == "choice":
             if text == "":
                 value = None
-            elif text.isdigit() and int(text) < len(spec.choices):
-                posted.typed[index] = int(text)
-                value = spec.choices[int(text)].value
+            elif (chosen := _index(text, len(spec.choices))) is not None:
+                posted.typed[index] = chosen
+                value = spec.choices[chosen].value
             else:
                 value, problem = None, "the choice is not one this question offers"
         elif spec.type in ("number", "integer"):
             posted.typed[index] = text
             value = None
-            if text.strip():
+            if text.strip() and not (text.isascii() and "_" not in text):
+                # int() and float() read other scripts' digits (``٣``, ``１``) and ``1_000``:
+                # a browser's number field sends ASCII digits only
+                problem = f"must be {'an integer' if spec.type == 'integer' else 'a number'}"
+            elif text.strip():
                 try:
                     value = int(text) if spec.type == "integer" else float(text)
                 except ValueError:
