@@ -5,6 +5,7 @@ The browser's side is tests/test_inbox_browser.py."""
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
 import re
 import socket
@@ -714,3 +715,26 @@ def test_the_page_shows_the_host_a_browser_opens_and_offers_no_link(
     assert warning in page
     assert 'class="open"' not in page  # no link to an address that is not what it shows
     assert "a browser would read it otherwise" in page
+
+
+def test_a_fields_hints_say_what_the_terminal_says(store: SqliteStore) -> None:
+    """The inbox's note under each field is the terminal's description of it, word for word
+    (the inbox said "a whole number" where the terminal said "a whole number from 1 to 9")."""
+    from toolnexus.console import _describe
+    from toolnexus.inbox._views import field_views
+
+    request = Request("elc-hints", "input", "Deploy", None, {"schema": EVERY_FIELD})
+    key = store.put(Pending("tools/call", "deploy", {}, None, ("k",), (request,), {}, "srv"))
+    page = html.unescape(signed_in(store).get(f"/calls/{key}").text)
+    assert "a whole number from 1 to 9" in page
+    assert "a number from 0 to 1" in page
+    assert "text, length from 2 to 40 characters" in page
+    form = read_form(EVERY_FIELD)
+    checked = 0
+    for spec, view in zip(form.fields, field_views(form, set()), strict=True):
+        for note in view.notes:
+            if note.startswith(("the server expects", "a date and time in UTC")):
+                continue  # the pattern, and the browser's date-and-time control, are the inbox's own
+            assert note in _describe(spec), (spec.name, note, _describe(spec))
+            checked += 1
+    assert checked >= 6

@@ -28,10 +28,11 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ._answering import form_of
+from ._hints import count_hint, takes
 from ._util import escape_text as _clean
 from ._util import format_number, isatty
 from ._wire import Answer, Request
-from .forms import FORMATS, Field, Form, FormError, sensitive_fields
+from .forms import Field, Form, FormError, sensitive_fields
 from .urls import UrlError, browser_host, read_url
 from .urls import url_warnings as warnings_for_url
 
@@ -668,18 +669,6 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _bounds(low: object, high: object, unit: str = "") -> str:
-    lo = format_number(low) if isinstance(low, (int, float)) and not isinstance(low, bool) else None
-    hi = format_number(high) if isinstance(high, (int, float)) and not isinstance(high, bool) else None
-    if lo is not None and hi is not None:
-        return f" from {lo} to {hi}{unit}"
-    if lo is not None:
-        return f" of at least {lo}{unit}"
-    if hi is not None:
-        return f" of at most {hi}{unit}"
-    return ""
-
-
 def _choices_text(spec: Field) -> str:
     shown = []
     for i, choice in enumerate(spec.choices, 1):
@@ -692,27 +681,12 @@ def _choices_text(spec: Field) -> str:
 
 
 def _describe(spec: Field) -> str:
-    """The type and bounds of a field, in words."""
+    """The type and bounds of a field, in words (the inbox's hint, with the choices to type)."""
     if spec.type == "choices":
-        count = _bounds(spec.min_items, spec.max_items).replace(" of ", " ")
-        return f"choose{count or ' any'} of: {_choices_text(spec)} (comma-separated values or numbers)"
+        return f"{count_hint(spec)} of: {_choices_text(spec)} (comma-separated values or numbers)"
     if spec.type == "choice":
         return f"one of: {_choices_text(spec)} (value or number)"
-    if spec.type == "boolean":
-        return "yes or no"
-    if spec.type in ("integer", "number"):
-        words = "a whole number" if spec.type == "integer" else "a number"
-        text = words + _bounds(spec.minimum, spec.maximum)
-        if spec.exclusive_minimum or spec.exclusive_maximum:
-            text += " (bounds excluded)" if spec.exclusive_minimum and spec.exclusive_maximum else ""
-            if spec.exclusive_minimum != spec.exclusive_maximum:
-                text += (
-                    " (the lower bound excluded)" if spec.exclusive_minimum else " (the upper bound excluded)"
-                )
-        return text
-    text = FORMATS[spec.format] if spec.format is not None else "text"
-    length = _bounds(spec.min_length, spec.max_length, " characters")
-    return text + (f", length{length.replace(' of ', ' ')}" if length else "")
+    return takes(spec)
 
 
 def __getattr__(name: str) -> object:
