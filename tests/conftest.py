@@ -44,6 +44,7 @@ E2E_MODULES = {
     "test_durable_cli.py",
     "test_inbox_browser.py",
     "test_inbox_cli.py",
+    "test_live_browser.py",
     "test_live_cli.py",
     "test_mcp1_server.py",
 }

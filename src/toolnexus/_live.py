@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 
 from ._pending import Pending
 from ._store import LeaseLostError, StoreUnavailableError, check_lease
-from ._time import check_seconds, read_expires_at
+from ._time import check_seconds, read_expires_at, utc_timestamp
 from ._util import type_name
 from ._wire import Answer, Request
 
@@ -182,10 +182,14 @@ class LiveResolver:
             raise TypeError(f"ask_in: the resolver takes a Request, not {type_name(request)}")
         holder = self._holder()
         await holder.ready()
-        pending = Pending(
-            "tools/call", self.target or "", None, None, ("question",), (request,), {}, self.server
-        )
         deadline = self._deadline(request)
+        shown = request
+        if self.timeout is not None:  # the stored question carries its deadline: a person sees the time left
+            when = utc_timestamp(max(0.0, deadline - anyio.current_time()))
+            shown = Request(request.id, request.kind, request.prompt, request.url, request.data, when)
+        pending = Pending(
+            "tools/call", self.target or "", None, None, ("question",), (shown,), {}, self.server
+        )
         key = await anyio.to_thread.run_sync(
             lambda: self.store.put_live(pending, token=holder.token, lease=self.lease, deadline=self.timeout)
         )

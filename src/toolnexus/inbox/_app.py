@@ -7,6 +7,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import time
@@ -77,12 +78,16 @@ class _Inbox:
         end = start + self.page_size
         return list(every[start:end]), (str(end) if end < len(every) else None)
 
-    def _page_calls(self, before: str | None, server: str | None) -> tuple[list[Call], str | None]:
+    def _page_calls(
+        self, before: str | None, server: str | None, status: str | None = None
+    ) -> tuple[list[Call], str | None]:
         """One page of the store's calls with their statuses: in two queries where the store
-        reads them so (``page_calls``), else its page and then each call."""
+        reads them so (``page_calls``; with ``status``, that status only), else its page and
+        then each call."""
         page_calls = getattr(self.store, "page_calls", None)
         if page_calls is not None:
-            calls, cursor = page_calls(limit=self.page_size, before=before, server=server)
+            options = {"status": status} if status is not None else {}
+            calls, cursor = page_calls(limit=self.page_size, before=before, server=server, **options)
             return [self._as_now(call) for call in calls], cursor
         page, cursor = self._page(before, server)
         found = [self.call(key) for key, _, _ in page]
@@ -111,44 +116,59 @@ class _Inbox:
 
     def rows(
         self, status: str | None, server: str | None, before: str | None
-    ) -> tuple[list[_views.Row], str | None]:
-        """One page of the list, newest first, and the cursor of the next. With ``status``,
-        at most ``SCAN_PAGES`` pages of the store are read for it (then the next page goes on
-        from there), so no request reads the whole store."""
-        rows, cursor, _ = self._rows(status, server, before)
-        return rows, cursor
+    ) -> tuple[list[_views.Row], list[_views.Row], str | None]:
+        """The page of the list: the live questions (a server waiting now: first, on the first
+        page of the whole list), then one page of the other calls, newest first, and the
+        cursor of the next. With ``status``, at most ``SCAN_PAGES`` pages of the store are
+        read for it (then the next page goes on from there), so no request reads the whole
+        store."""
+        live, rows, cursor, _ = self._rows(status, server, before)
+        return live, rows, cursor
+
+    def _row(self, call: Call, now: _dt.datetime) -> _views.Row:
+        pending = call.pending if call.pending is not None else ValueError(call.error or "")
+        return _views.row_of(call.key, call.created, pending, call.answered, now, call.status, call.live)
 
     def _rows(
         self, status: str | None, server: str | None, before: str | None
-    ) -> tuple[list[_views.Row], str | None, float | None]:
+    ) -> tuple[list[_views.Row], list[_views.Row], str | None, float | None]:
         now = _now()
+        live: list[Call] = []
+        # The servers waiting now, first, above the rest (from a store that reads a page by
+        # status; a bare store's live questions stay in the list, marked).
+        apart = status is None and getattr(self.store, "page_calls", None) is not None
+        if apart and before is None:
+            calls, _ = self._page_calls(None, server, "live")
+            live = [call for call in calls if call.status == "live"]
         shown: list[_views.Row] = []
-        calls_shown: list[Call] = []
+        calls_shown: list[Call] = list(live)
         cursor = before
         for _ in range(SCAN_PAGES):
             calls, cursor = self._page_calls(cursor, server)
             for call in calls:
-                pending = call.pending if call.pending is not None else ValueError(call.error or "")
-                row = _views.row_of(call.key, call.created, pending, call.answered, now, call.status)
-                if status is None or row.status == status:
+                row = self._row(call, now)
+                if row.status == status or (status is None and not (apart and row.status == "live")):
                     shown.append(row)
                     calls_shown.append(call)
             if cursor is None or len(shown) >= self.page_size:
                 break
-        return shown, cursor, _due(calls_shown)
+        return [self._row(call, now) for call in live], shown, cursor, _due(calls_shown)
 
     def fingerprint(
         self, status: str | None, server: str | None, key: str | None
-    ) -> tuple[str, float | None]:
+    ) -> tuple[str, float | None, str]:
         """What changes when the page showing these would change (the first page's calls and
-        their answers, or one call's answers), and when it would change without a write to
-        the store: the soonest deadline of a question it shows as waiting (seconds since the
-        epoch), else ``None``. Its cost is a page's, whatever the store holds."""
+        their answers, or one call's answers), when it would change without a write to the
+        store (the soonest deadline of a question it shows as waiting, or a live question's
+        lease: seconds since the epoch; else ``None``), and what its live update says: for a
+        call, one line of JSON (its status, its answered questions, why it was withdrawn),
+        which the page uses to stop taking answers nobody can record any more. Its cost is a
+        page's, whatever the store holds."""
         if key is not None:
             call = self.call(key)
-            return _call_mark(call), _due([call] if call is not None else [])
-        rows, _, due = self._rows(status, server, None)
-        return _rows_mark(rows), due
+            return _call_mark(call), _due([call] if call is not None else []), _call_state(call)
+        live, rows, _, due = self._rows(status, server, None)
+        return _rows_mark(live + rows), due, "changed"
 
     # --- pages -------------------------------------------------------------------------------
 
@@ -181,16 +201,19 @@ class _Inbox:
         server = query.get("server") or None
         before = query.get("before") or None
         try:
-            rows, cursor = self.rows(status, server, before)
+            live, rows, cursor = self.rows(status, server, before)
         except ValueError:  # a cursor that is not one
             return self.message(request, 400, "That page does not exist", "The address names no page.")
         filters = {k: v for k, v in (("status", status), ("server", server)) if v}
         # The first page's fingerprint rides with its events address (see _seen).
-        events = "events?" + urlencode({**filters, "seen": _rows_mark(rows)} if before is None else filters)
+        seen = {"seen": _rows_mark(live + rows)} if before is None else {}
+        events = "events?" + urlencode({**filters, **seen})
         fragment = request.headers.get("x-inbox-fragment") == "1"
         return self.render(
             request,
-            "rows.html" if fragment else "list.html",
+            "lists.html" if fragment else "list.html",
+            live_rows=live,
+            live_more="?" + urlencode({**filters, "status": "live"}) if len(live) >= self.page_size else None,
             rows=rows,
             statuses=STATUSES,
             status=status or "",
@@ -230,7 +253,9 @@ class _Inbox:
             )
             for r in pending.requests
         ]
-        row = _views.row_of(key, call.created, pending, call.answered, now, call.status)
+        if call.status not in OPEN:  # withdrawn, or answered: nothing can be recorded any more
+            questions = [dataclasses.replace(q, closed=True) for q in questions]
+        row = _views.row_of(key, call.created, pending, call.answered, now, call.status, call.live)
         just_answered = request.query_params.get("answered") is not None
         return self.render(
             request,
@@ -296,7 +321,9 @@ class _Inbox:
             return self.message(request, 404, "No such question", "This call holds no such question.")
         back = f"calls/{_quote(key)}"
         if request_id in call.answered:
-            return self._already(request, back)
+            return self._already(request, back, key, request_id)
+        if call.status == "withdrawn":
+            return self._withdrawn(request, back, call)
         if call.status not in ("live", "waiting", "expired"):
             return self._no_longer(request, back, call.status)
         if _views.expired(question, _now()):
@@ -330,7 +357,9 @@ class _Inbox:
         except ValueError as err:
             now = self.call(key)
             if now is not None and request_id in now.answered:  # another tab, person or process first
-                return self._already(request, back)
+                return self._already(request, back, key, request_id)
+            if now is not None and now.status == "withdrawn":
+                return self._withdrawn(request, back, now)
             if now is not None and now.status not in OPEN:
                 return self._no_longer(request, back, now.status)
             posted = _views.Posted(general=[_views.shown(str(err))])
@@ -349,13 +378,31 @@ class _Inbox:
             back=back,
         )
 
-    def _already(self, request: HttpRequest, back: str) -> Response:
+    def _already(self, request: HttpRequest, back: str, key: str, request_id: str) -> Response:
+        """409: the question has an answer already; the page says its outcome (never its values)."""
+        try:
+            kept = self.store.answers(key).get(request_id)
+        except (KeyError, ValueError):
+            kept = None
+        outcome = f" It was {_views.answer_word(kept)}." if kept is not None else ""
         return self.message(
             request,
             409,
             "Already answered",
-            "Someone answered this question first (in another tab, another browser or another inbox). "
-            "Their answer is kept; yours was not recorded.",
+            "Someone answered this question first (in another tab, another browser, another inbox or "
+            f"at a terminal).{outcome} Their answer is kept; yours was not recorded.",
+            back=back,
+        )
+
+    def _withdrawn(self, request: HttpRequest, back: str, call: Call) -> Response:
+        """410: the call that asked no longer waits (it ended, its time ran out, another
+        answerer was first); the answer was recorded nowhere."""
+        why = f" ({_views.shown(call.error)})" if call.error else ""
+        return self.message(
+            request,
+            410,
+            "This question was withdrawn",
+            f"The call that asked it no longer waits{why}: your answer was recorded nowhere.",
             back=back,
         )
 
@@ -374,14 +421,14 @@ class _Inbox:
             # a write) is looked at when it comes.
             try:
                 watcher = await anyio.to_thread.run_sync(self.store.watch)
-                now, due = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+                now, due, state = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
             except StoreUnavailableError:
                 return  # the browser asks again (retry), and gets the 503 page's reason
             last = now if drawn is None else drawn
             yield "retry: 3000\n\n"
             if now != last:  # changed since the page was drawn
                 last = now
-                yield "event: change\ndata: changed\n\n"
+                yield f"event: change\ndata: {state}\n\n"
             while True:
                 wait = _QUIET if due is None else min(_QUIET, max(0.0, due - time.time()) + 0.05)
                 changed = await watcher.wait_async(wait)
@@ -389,12 +436,12 @@ class _Inbox:
                     yield ": still here\n\n"
                     continue
                 try:
-                    now, due = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
+                    now, due, state = await anyio.to_thread.run_sync(self.fingerprint, status, server, key)
                 except StoreUnavailableError:
                     return
                 if now != last:
                     last = now
-                    yield "event: change\ndata: changed\n\n"
+                    yield f"event: change\ndata: {state}\n\n"
                     # At most one change a poll interval: a burst of writes is one reload.
                     await asyncio.sleep(self.poll_interval)
 
@@ -427,6 +474,15 @@ def _call_mark(call: Call | None) -> str:
     if call is None:
         return "gone"
     return hashlib.sha256(f"{call.status}:{sorted(call.answered)}:{call.next}".encode()).hexdigest()
+
+
+def _call_state(call: Call | None) -> str:
+    """A call's state as its page's live update tells it: one line of JSON (no server text
+    but the withdrawal's reason, escaped as the page shows it)."""
+    if call is None:
+        return json.dumps({"status": "gone", "answered": [], "reason": None})
+    reason = _views.shown(call.error) if call.status == "withdrawn" and call.error else None
+    return json.dumps({"status": call.status, "answered": sorted(call.answered), "reason": reason})
 
 
 def _rows_mark(rows: Iterable[_views.Row]) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._answering import form_of as read_form_of
+from .._hints import count_hint, takes
 from .._time import read_expires_at
 from .._util import escape_text
 from .._wire import Answer, Request
@@ -117,6 +118,8 @@ class Row:
     age: str
     left: str
     problem: str | None = None
+    live: bool = False
+    """A live question: a server is waiting now, the call held open until it is answered."""
 
 
 def call_status(pending: Pending, answered: Collection[str], now: _dt.datetime) -> str:
@@ -156,6 +159,7 @@ def row_of(
     answered: Collection[str],
     now: _dt.datetime,
     status: str,
+    live: bool = False,
 ) -> Row:
     """The list's row for one call."""
     parked = parse_time(created)
@@ -177,12 +181,15 @@ def row_of(
         folded=folded,
         prompts=prompts,
         age=age,
-        left=_left(pending, answered, now) if status == "waiting" else "",
+        left=_left(pending, answered, now) if status in ("waiting", "live") else "",
+        live=live,
     )
 
 
 def next_step(call: Call) -> str:
     """What happens next, said once an answer is recorded."""
+    if call.status == "answered":
+        return "Your answer is recorded, and the server that asked, waiting all along, has it now."
     if call.status == "waiting":
         left = sum(1 for r in (call.pending.requests if call.pending else ()) if r.id not in call.answered)
         return (
@@ -234,7 +241,7 @@ def _result_texts(result: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
 def outcome_of(call: Call) -> Outcome | None:
     """The call's outcome, or ``None`` while it waits for answers."""
     status = call.status
-    if status == "waiting":
+    if status in ("waiting", "live"):
         return None
     if status == "ready":
         return Outcome(status, "Every question is answered: the call waits for a worker to resume it.")
@@ -252,6 +259,11 @@ def outcome_of(call: Call) -> Outcome | None:
         return Outcome(status, summary, texts, is_error)
     if status == "failed":
         return Outcome(status, "Resuming the call failed:", (shown(call.error or "no reason given"),))
+    if status == "answered":
+        return Outcome(status, "The question is answered: the server that asked it has the answer.")
+    if status == "withdrawn":
+        why = f": {shown(call.error)}" if call.error else ""
+        return Outcome(status, f"The question was withdrawn{why}. It can no longer be answered.")
     return Outcome(status, "The call expired" + (f": {shown(call.error)}" if call.error else "."))
 
 
@@ -298,6 +310,8 @@ class QuestionView:
     answer: str | None = None
     """How it was answered (``accepted``, ``declined``, ...), ``None`` while it waits."""
     expired: bool = False
+    closed: bool = False
+    """The call takes no more answers (a live question withdrawn, or answered): no form."""
     fields: list[FieldView] = field(default_factory=list)
     form_problem: str | None = None
     """Why the form cannot be answered here (a schema outside the subset)."""
@@ -441,11 +455,11 @@ def field_views(form: Form, secrets: set[str], posted: Posted | None = None) -> 
                 view.attrs["minlength"] = str(spec.min_length)
             if spec.max_length is not None:
                 view.attrs["maxlength"] = str(spec.max_length)
-            if spec.format == "date-time":
-                view.notes.append("a date and time in UTC")
+            if spec.format == "date-time":  # the browser's control takes no time zone: UTC
+                view.notes.append("a date and time in UTC" + takes(spec).removeprefix(FORMATS["date-time"]))
                 view.attrs["step"] = "1"
-            elif spec.format is not None and spec.format in FORMATS:
-                view.notes.append(FORMATS[spec.format])
+            elif spec.format is not None or spec.min_length is not None or spec.max_length is not None:
+                view.notes.append(takes(spec))  # the terminal's words: "text, length from 2 to 40"
             if spec.pattern is not None:
                 view.notes.append(f"the server expects it to match the pattern {shown(spec.pattern)}")
             if secret:
@@ -459,14 +473,9 @@ def field_views(form: Form, secrets: set[str], posted: Posted | None = None) -> 
             view.attrs["step"] = "1" if kind == "integer" else "any"
             if spec.minimum is not None and math.isfinite(spec.minimum):
                 view.attrs["min"] = _number_text(spec.minimum)
-                if spec.exclusive_minimum:
-                    view.notes.append(f"greater than {_number_text(spec.minimum)}")
             if spec.maximum is not None and math.isfinite(spec.maximum):
                 view.attrs["max"] = _number_text(spec.maximum)
-                if spec.exclusive_maximum:
-                    view.notes.append(f"less than {_number_text(spec.maximum)}")
-            if kind == "integer":
-                view.notes.append("a whole number")
+            view.notes.append(takes(spec))  # the terminal's words: "a whole number from 1 to 10"
             view.value = str(typed) if typed is not None and not secret else _input_value(spec, default)
         elif kind == "boolean":
             view.control = "checkbox"
@@ -483,13 +492,8 @@ def field_views(form: Form, secrets: set[str], posted: Posted | None = None) -> 
                 values = default if isinstance(default, list) else []
                 picked = {i for v in values if (i := _choice_index(spec, v)) is not None}
             view.options = [Option(i, shown(c.title), i in picked) for i, c in enumerate(spec.choices)]
-            low, high = spec.min_items, spec.max_items
-            if low is not None and high is not None:
-                view.notes.append(f"choose from {low} to {high}")
-            elif low is not None:
-                view.notes.append(f"choose at least {low}")
-            elif high is not None:
-                view.notes.append(f"choose at most {high}")
+            if spec.min_items is not None or spec.max_items is not None:
+                view.notes.append(count_hint(spec))  # the terminal's words: "choose from 1 to 2"
         views.append(view)
     return views
 
