@@ -322,3 +322,60 @@ def test_the_harness_types_a_ctrl_c_only_once_the_main_thread_waits_for_a_key(tm
 )
 def test_which_system_calls_are_a_wait_for_a_key(call: str, machine: str, waits: bool) -> None:
     assert waits_for_input(call.split(), machine) is waits
+
+
+EDGE = str(Path(__file__).resolve().parent / "servers" / "edge_server.py")
+
+
+def _live_keys(spec: Path) -> list[str]:
+    """The live questions' keys, once there is one (it is put as the prompt is shown)."""
+    from toolnexus.durable import open_store
+
+    for _ in range(600):  # a limit against a hang, never a speed check
+        if spec.exists():
+            with open_store(str(spec), create=False, read_only=True) as store:
+                keys = [call.key for call in store.calls(status="live")]
+            if keys:
+                return keys
+        time.sleep(0.05)
+    return []
+
+
+def test_call_inbox_at_a_terminal_asks_both_and_the_first_answer_wins(tmp_path: Path) -> None:
+    """``call --inbox STORE`` at a terminal: the question waits in the store and is asked here.
+    Answered elsewhere first, the prompt here is taken down with one line; answered here
+    first, the stored question is withdrawn as answered elsewhere."""
+    from toolnexus import Answer
+    from toolnexus.durable import open_store
+
+    spec = tmp_path / "questions.db"
+    env = environment(tmp_path, TERM="xterm-256color")
+    argv = [sys.executable, "-m", "toolnexus", "call", "--stdio", f"{sys.executable} {EDGE}"]
+    term = Terminal([*argv, "--inbox", str(spec), "ask_legacy_way", "--protocol", "legacy"], env, tmp_path)
+    try:
+        term.wait_for("name: ")
+        (key,) = _live_keys(spec)
+        with open_store(str(spec), create=False) as store:  # the inbox's hand, elsewhere
+            (request,) = store.get(key).requests
+            store.record(key, Answer(request.id, True, {"name": "Ada"}))
+        term.wait_for("(question answered elsewhere)")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    screen = ANSI.sub("", term.screen)
+    assert "Ada" in screen  # the tool's result, with the answer given elsewhere
+    spec.unlink()
+    term = Terminal([*argv, "--inbox", str(spec), "ask_legacy_way", "--protocol", "legacy"], env, tmp_path)
+    try:
+        term.wait_for("name: ")
+        assert len(_live_keys(spec)) == 1  # it waits in the store too
+        term.type(b"Grace\r")
+        term.wait_for("Send? [Y/n/e] ")
+        term.type(b"\r")
+        assert term.finish() == 0
+    finally:
+        term.kill()
+    assert "Grace" in ANSI.sub("", term.screen)
+    with open_store(str(spec), create=False, read_only=True) as store:
+        (call,) = store.calls()
+    assert (call.status, call.error) == ("withdrawn", "answered elsewhere")

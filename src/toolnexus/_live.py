@@ -184,15 +184,20 @@ class LiveResolver:
         await holder.ready()
         deadline = self._deadline(request)
         shown = request
-        if self.timeout is not None:  # the stored question carries its deadline: a person sees the time left
+        if self.timeout is not None:  # the stored question carries its deadline (the time left)
             when = utc_timestamp(max(0.0, deadline - anyio.current_time()))
             shown = Request(request.id, request.kind, request.prompt, request.url, request.data, when)
         pending = Pending(
             "tools/call", self.target or "", None, None, ("question",), (shown,), {}, self.server
         )
-        key = await anyio.to_thread.run_sync(
-            lambda: self.store.put_live(pending, token=holder.token, lease=self.lease, deadline=self.timeout)
-        )
+        # Shielded: a cancellation that comes while the question is being put waits for it,
+        # so that the question is withdrawn (below), never left to lapse with its lease.
+        with anyio.CancelScope(shield=True):
+            key = await anyio.to_thread.run_sync(
+                lambda: self.store.put_live(
+                    pending, token=holder.token, lease=self.lease, deadline=self.timeout
+                )
+            )
         holder.held += 1
         self.asked[request.id] = key
         try:
