@@ -738,3 +738,60 @@ def test_a_fields_hints_say_what_the_terminal_says(store: SqliteStore) -> None:
             assert note in _describe(spec), (spec.name, note, _describe(spec))
             checked += 1
     assert checked >= 6
+
+
+# --- live questions -------------------------------------------------------------------------------
+
+
+def _live(store: SqliteStore, request: Request, server: str = "deployer") -> str:
+    pending = Pending("tools/call", "deploy", None, None, ("question",), (request,), {}, server)
+    return store.put_live(pending, token="holder-token-0123456789abcd", lease=600)
+
+
+def test_every_defence_holds_for_a_live_question_as_for_a_parked_one(store: SqliteStore) -> None:
+    hostile = "evil\x1b]0;pwned\x07<script>alert(1)</script>\u202e"
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "title": "<b>Name</b>\x1b[2J", "maxLength": 5}},
+        "required": ["name"],
+    }
+    request = Request("elc-live", "input", f"Ask {hostile}", None, {"schema": schema})
+    key = _live(store, request, server=hostile)
+    # The token, the Host check, the headers.
+    assert client_for(store).get(f"/calls/{key}").status_code == 403
+    client = signed_in(store)
+    assert client.get(f"/calls/{key}", headers={"host": "attacker.example"}).status_code == 400
+    for path in ("/", f"/calls/{key}"):
+        page = client.get(path)
+        assert page.status_code == 200
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+        assert "<script>alert" not in page.text
+        assert "<b>Name</b>" not in page.text
+        assert "\x1b" not in page.text
+        assert "\u202e" not in page.text
+    assert "Servers waiting now" in client.get("/").text
+    # CSRF on the post; the form model's limits (maxLength 5) checked on the server.
+    _, csrf, action = form_page(client, key)
+    assert client.post(action, data={"action": "accept", "f0": "Ada"}).status_code == 403
+    too_long = client.post(action, data={"action": "accept", "csrf": csrf, "f0": "Adalovelace"})
+    assert too_long.status_code == 422
+    assert store.answers(key) == {}
+    assert client.post(action, data={"action": "accept", "csrf": csrf, "f0": "Ada"}).status_code == 303
+    assert store.call(key).status == "answered"
+    assert store.answers(key)["elc-live"].data == {"name": "Ada"}
+
+
+def test_a_live_question_lists_first_and_says_the_server_waits(store: SqliteStore) -> None:
+    for n in range(3):
+        parked_request = Request(f"elc-p{n}", "authorization", "Sign in", "https://a.example/")
+        store.put(Pending("tools/call", f"parked{n}", {}, None, ("k",), (parked_request,), {}, "srv"))
+    first_live = _live(store, Request("elc-l1", "authorization", "Live one", "https://a.example/"))
+    for n in range(3, 6):
+        parked_request = Request(f"elc-p{n}", "authorization", "Sign in", "https://a.example/")
+        store.put(Pending("tools/call", f"parked{n}", {}, None, ("k",), (parked_request,), {}, "srv"))
+    page = signed_in(store).get("/").text
+    links = re.findall(r'href="/calls/([0-9a-f]+)"', page)
+    assert links[0] == first_live  # above calls parked after it
+    assert links.count(first_live) == 1  # and not again in the list below
+    assert "a server is waiting now" in page
+    assert 'class="status status-live"' in page
