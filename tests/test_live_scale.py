@@ -123,8 +123,8 @@ def test_a_thousand_live_questions_from_four_processes_each_reach_their_own_call
     for request_id, answers in got.items():
         assert len(answers) == 1, (request_id, answers)  # each once
         assert f'"name":"{request_id}"' in answers[0].replace(" ", ""), (request_id, answers)  # none crossed
-    with open_store(spec, create=False, read_only=True) as store:
-        statuses = {call.status for call in store.calls()}
+    with open_store(spec, create=False, read_only=True) as reader:
+        statuses = {call.status for call in reader.calls()}
     assert statuses == {"answered"}
 
 

@@ -271,9 +271,9 @@ def ask_in(
     ``store.record``.
 
     ```python
-    callback = elicitation_callback(durable.ask_in(store, server="deployer", timeout=600))
+    callback = elicitation_callback(durable.ask_in(store, server="deployer"))
     async with Client(server, elicitation_callback=callback) as client:
-        result = await client.call_tool("deploy", {"service": "api"})  # answered in the inbox
+        result = await client.call_tool("deploy", {})  # answered in the inbox
     ```
 
     It works wherever a resolver does: ``elicitation_callback``, the FastMCP handler,

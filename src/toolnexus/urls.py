@@ -30,7 +30,8 @@ from toolnexus.urls import browser_host, read_url
 reading = read_url("https://evil.example\\\\@bank.example/")
 assert reading.host == "evil.example" and not reading.plain
 assert browser_host("https://bank.example:8443/login") == "bank.example:8443"
-assert browser_host("https://0x7f.1/") == "127.0.0.1" and not read_url("https://0x7f.1/").plain
+assert browser_host("https://0x7f.1/") == "127.0.0.1"  # a number, read as an address
+assert not read_url("https://0x7f.1/").plain
 ```
 """
 
