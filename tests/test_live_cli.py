@@ -197,19 +197,24 @@ def contextmanager_or_none(transport: str) -> Iterator[tuple[str, forkserver.For
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ["legacy", "2026"])
-def test_the_server_killed_before_its_question_leaves_nothing_and_exits_3(tmp_path: Path, era: str) -> None:
+def test_the_server_killed_before_its_question_leaves_nothing_and_exits_3(
+    tmp_path: Path, era: str, transport: str
+) -> None:
     spec = str(tmp_path / "questions.db")
     mark = tmp_path / "reached"
     arguments = f'{{"delay": 30, "mark": "{mark}"}}'
-    proc = start_call(tmp_path, ["--stdio", EDGE], spec, "slow_ask", arguments, *ERA_FLAGS[era])
-    deadline = time.monotonic() + 60
-    while not mark.exists():
-        assert time.monotonic() < deadline
-        assert proc.poll() is None
-        time.sleep(0.05)
-    _kill(proc, None)
-    out, err = proc.communicate(timeout=60)
+    with contextmanager_or_none(transport) as http:
+        target = ["--url", http[0]] if http is not None else ["--stdio", EDGE]
+        proc = start_call(tmp_path, target, spec, "slow_ask", arguments, *ERA_FLAGS[era])
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        _kill(proc, http[1] if http is not None else None)
+        out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (3, "")
     assert error_lines(err)[-1].endswith(" was lost"), err
     assert len(error_lines(err)) == 1
@@ -218,13 +223,16 @@ def test_the_server_killed_before_its_question_leaves_nothing_and_exits_3(tmp_pa
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ["legacy", "2026"])
-def test_the_server_that_dies_as_its_answer_is_sent_exits_3(tmp_path: Path, era: str) -> None:
+def test_the_server_that_dies_as_its_answer_is_sent_exits_3(tmp_path: Path, era: str, transport: str) -> None:
     spec = str(tmp_path / "questions.db")
-    proc = start_call(tmp_path, ["--stdio", EDGE], spec, "die_on_answer", *ERA_FLAGS[era])
-    key = wait_for_question(spec, proc)
-    assert answer(tmp_path, spec, key, "Ada").returncode == 0
-    out, err = proc.communicate(timeout=60)
+    with contextmanager_or_none(transport) as http:
+        target = ["--url", http[0]] if http is not None else ["--stdio", EDGE]
+        proc = start_call(tmp_path, target, spec, "die_on_answer", *ERA_FLAGS[era])
+        key = wait_for_question(spec, proc)
+        assert answer(tmp_path, spec, key, "Ada").returncode == 0
+        out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (3, "")
     assert error_lines(err)[-1].endswith(" was lost"), err
     with open_store(spec, create=False, read_only=True) as store:
