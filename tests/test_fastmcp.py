@@ -1,13 +1,18 @@
 """``toolnexus.fastmcp.elicitation_handler`` with the real libraries: FastMCP's ``Client`` over
 stdio and streamable HTTP in both protocol eras, a pydantic-ai ``Agent`` whose ``MCPToolset``
-calls an eliciting tool, ``ConsoleResolver`` at a pseudo-terminal, and the import guard.
+calls an eliciting tool, ``ConsoleResolver`` at a pseudo-terminal, and the import guard; and
+live questions (``durable.ask_in(store)`` as the resolver) answered from another store object,
+through FastMCP's ``Client`` and through a pydantic-ai ``Agent``.
 
 The server is the project's own (``servers.elicit_server``); its journal shows what it received.
+The live questions are asked by a server nobody here wrote, FastMCP 4's own
+(``servers.fastmcp_server``, run in an environment of its own), with ``ctx.elicit``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import uuid
@@ -26,9 +31,11 @@ from mcp_types import ElicitRequestFormParams, ElicitResult, ErrorData, TextCont
 
 from servers.harness import ERA_VERSIONS, Era, tag_of
 from support import forkserver
+from support.live import answering
 from support.processes import TESTS_DIR, Processes
-from support.values import PROFILE
+from support.values import FULL_PROFILE, PROFILE
 from toolnexus import Answer, Request
+from toolnexus.durable import ask_in, open_store
 from toolnexus.fastmcp import _FASTMCP_CHECKS_CONTENT, _fastmcp_checks_content, elicitation_handler
 
 _MODES: dict[Era, Any] = {"legacy": "legacy", "2026": "auto"}
@@ -384,3 +391,238 @@ def test_console_resolver_through_fastmcp_at_a_terminal(tmp_path: Path, processe
     result = json.loads(screen.split("Result: ", 1)[1].strip())
     assert result["action"] == "accept"
     assert result["content"] == {**PROFILE, "newsletter": True}
+
+
+# --- live questions (durable.ask_in) from a FastMCP server ---------------------------------
+
+FASTMCP_VENV = Path(
+    os.environ.get("TOOLNEXUS_FASTMCP_VENV") or Path.home() / ".cache" / "toolnexus-tests" / "fastmcp-venv"
+)
+"""FastMCP's server side, in an environment of its own: the ``fastmcp`` extra installs the
+client only, and the server needs packages the project does not. Made on first use (by the test
+command's uv, else by pip) and reused by later runs and other clones on the machine."""
+FASTMCP_SERVER = TESTS_DIR / "servers" / "fastmcp_server.py"
+FASTMCP_SERVER_NAME = "fastmcp-server"
+UV = TESTS_DIR.parent / ".venv-uv" / "bin" / "uv"
+_fastmcp_pythons: list[Path] = []  # the environment, once it is known to work (once a session)
+
+
+def _fastmcp_server_python(processes: Processes) -> Path:
+    """The Python of an environment with FastMCP 4's server side in it; made if it is not."""
+    if _fastmcp_pythons:
+        return _fastmcp_pythons[0]
+    python = FASTMCP_VENV / "bin" / "python"
+    probe = [str(python), "-c", "from fastmcp import FastMCP, Context"]
+    if not (python.exists() and processes.run(probe).returncode == 0):
+        requirement = "fastmcp>=4.1.6,<4.3"  # the releases the extra's client covers
+        if UV.exists():
+            made = processes.run(
+                [str(UV), "venv", "--quiet", "--clear", "--python", sys.executable, str(FASTMCP_VENV)]
+            )
+            assert made.returncode == 0, made.stderr
+            argv = [str(UV), "pip", "install", "--quiet", "--python", str(python), requirement]
+        else:
+            import venv
+
+            venv.create(FASTMCP_VENV, with_pip=True, clear=True)
+            argv = [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                requirement,
+            ]
+        install = processes.run(argv, timeout=300)
+        if install.returncode != 0:
+            pytest.skip(
+                f"FastMCP's server could not be installed: {install.stderr.strip().splitlines()[-1:]}"
+            )
+    _fastmcp_pythons.append(python)
+    return python
+
+
+@pytest.fixture
+def fastmcp_server(processes: Processes) -> StdioTransport:
+    """A FastMCP 4 server (servers/fastmcp_server.py) to start over stdio, its tools asking with
+    ``ctx.elicit``, mid-call."""
+    python = _fastmcp_server_python(processes)
+    return StdioTransport(str(python), [str(FASTMCP_SERVER)], cwd=str(TESTS_DIR), keep_alive=False)
+
+
+async def _call_json(client: FastMCPClient[Any], tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    outcome = json.loads(_text(await client.call_tool(tool, arguments)))
+    assert isinstance(outcome, dict)
+    return outcome
+
+
+APPROVAL: dict[str, Any] = {"environment": "production", "replicas": 3, "confirm": True}
+"""An answer to the FastMCP server's ``deploy`` form, every field away from anything a default
+or a coercion could produce."""
+
+
+def _approve(request: Request) -> Answer:
+    """The answer to each of the FastMCP server's questions (the caller checks the prompts:
+    this runs in the answering thread, where a failed assert would only stall the test)."""
+    if request.prompt == "What should we call you?":
+        return Answer(request.id, True, {"value": "Ada"})
+    return Answer(request.id, True, dict(APPROVAL))
+
+
+@pytest.mark.anyio
+async def test_a_fastmcp_servers_question_is_answered_live_from_another_store_object(
+    fastmcp_server: StdioTransport, tmp_path: Path
+) -> None:
+    """FastMCP's ``ctx.elicit`` (2025-11-25, mid-call), through FastMCP's own ``Client`` and the
+    toolnexus handler whose resolver is ``ask_in(store)``: the call stays open while another
+    store object records the answer, the tool gets exactly that content (a model, and a scalar
+    FastMCP unwraps), and the store shows each question answered, live, from the server named."""
+    path = tmp_path / "live.db"
+    with open_store(path) as store:
+        handler = elicitation_handler(ask_in(store, server=FASTMCP_SERVER_NAME))
+        with answering(str(path), _approve) as answered:
+            async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
+                assert client.protocol_version == "2025-11-25"
+                deployed = await _call_json(client, "deploy", {"service": "api"})
+                named = await _call_json(client, "nickname", {})
+        assert deployed == {"action": "accept", "content": APPROVAL}
+        assert named == {"action": "accept", "content": "Ada"}
+        assert len(answered) == 2
+        asked = []
+        for key in answered:
+            call = store.call(key)
+            assert (call.status, call.live, call.server, call.error) == (
+                "answered",
+                True,
+                FASTMCP_SERVER_NAME,
+                None,
+            )
+            (request,) = store.get(key).requests
+            assert store.answers(key)[request.id] == _approve(request)
+            asked.append(request.prompt)
+        assert sorted(asked) == ["Deploy api?", "What should we call you?"]
+        assert store.calls(status="live") == []
+
+
+@pytest.mark.anyio
+async def test_a_decline_recorded_elsewhere_reaches_the_fastmcp_tool_as_a_decline(
+    fastmcp_server: StdioTransport, tmp_path: Path
+) -> None:
+    """A decline recorded by another store object is what FastMCP's ``ctx.elicit`` returns
+    (``DeclinedElicitation``), not a cancel; the question reads answered, with the decline."""
+    path = tmp_path / "live.db"
+    with open_store(path) as store:
+        handler = elicitation_handler(ask_in(store, server=FASTMCP_SERVER_NAME, target="deploy"))
+        with answering(str(path), Answer.decline) as answered:
+            async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
+                outcome = await _call_json(client, "deploy", {"service": "api"})
+        assert outcome == {"action": "decline", "content": None}
+        (key,) = answered
+        call = store.call(key)
+        assert (call.status, call.live, call.error) == ("answered", True, None)
+        assert call.pending is not None
+        assert call.pending.target == "deploy"
+        (request,) = call.pending.requests
+        assert store.answers(key) == {request.id: Answer(request.id, False, None, "declined")}
+
+
+@pytest.mark.anyio
+async def test_a_fastmcp_question_unanswered_in_time_is_withdrawn_and_the_tool_gets_cancel(
+    fastmcp_server: StdioTransport, tmp_path: Path
+) -> None:
+    """``ask_in(store, timeout=...)`` running out: FastMCP's ``ctx.elicit`` returns a cancel
+    (§10's expired), the question is withdrawn with the reason, and an answer given after is
+    refused and recorded nowhere."""
+    path = tmp_path / "live.db"
+    with open_store(path) as store:
+        handler = elicitation_handler(ask_in(store, timeout=0.5, server=FASTMCP_SERVER_NAME))
+        with answering(str(path), lambda request: None) as seen:
+            async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
+                outcome = await _call_json(client, "deploy", {"service": "api"})
+        assert outcome == {"action": "cancel", "content": None}
+        (key,) = seen
+        call = store.call(key)
+        assert (call.status, call.live, call.error) == ("withdrawn", True, "no answer came within 0.5 s")
+        (request,) = store.get(key).requests
+        with pytest.raises(ValueError, match="was withdrawn"):
+            store.record(key, _approve(request))
+        assert store.answers(key) == {}
+
+
+@pytest.mark.anyio
+async def test_a_pydantic_ai_agents_call_to_a_fastmcp_tool_is_answered_live(
+    fastmcp_server: StdioTransport, tmp_path: Path
+) -> None:
+    """A pydantic-ai ``Agent`` (``FunctionModel``, no LLM) calls the FastMCP server's tool
+    through ``MCPToolset``; the tool's question waits in the store (``ask_in``) until another
+    store object answers it, and the agent's run ends with the tool's report of that answer."""
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.models.function import FunctionModel
+
+    path = tmp_path / "live.db"
+    with open_store(path) as store:
+        handler = elicitation_handler(ask_in(store, server=FASTMCP_SERVER_NAME))
+        toolset: MCPToolset[None] = MCPToolset(
+            FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy")
+        )
+        agent = Agent(FunctionModel(_calls_once("deploy", {"service": "api"})), toolsets=[toolset])
+        with answering(str(path), _approve) as answered:
+            result = await agent.run("Deploy the api")
+        assert json.loads(result.output) == {"action": "accept", "content": APPROVAL}
+        (key,) = answered
+        call = store.call(key)
+        assert (call.status, call.live, call.server) == ("answered", True, FASTMCP_SERVER_NAME)
+        assert [request.prompt for request in store.get(key).requests] == ["Deploy api?"]
+
+
+@pytest.mark.anyio
+async def test_a_pydantic_ai_agents_2026_round_is_answered_live(tmp_path: Path) -> None:
+    """The same through a 2026-07-28 session (the SDK's ``MCPServer`` in process, whose ``form``
+    tool asks in an ``InputRequiredResult``): the round's question, which pydantic-ai warns its
+    handler will never see, waits in the store and is answered from another store object."""
+    from pydantic_ai import Agent
+    from pydantic_ai.mcp import MCPToolset
+    from pydantic_ai.models.function import FunctionModel
+
+    from servers.elicit_server import build_server
+
+    path = tmp_path / "live.db"
+    with open_store(path) as store:
+        handler = elicitation_handler(ask_in(store, server="elicit-server", target="form"))
+        toolset: MCPToolset[None] = MCPToolset(build_server()[0], elicitation_handler=handler)
+        agent = Agent(FunctionModel(_calls_once("form", {"tag": "agent-live"})), toolsets=[toolset])
+
+        def fill_in(request: Request) -> Answer:
+            return Answer(request.id, True, dict(FULL_PROFILE))
+
+        with answering(str(path), fill_in) as answered, _pydantic_ai_modern_session_warning("2026"):
+            result = await agent.run("Fill in my profile")
+        assert json.loads(result.output) == {
+            "era": ERA_VERSIONS["2026"],
+            "tool": "form",
+            "action": "accept",
+            "content": FULL_PROFILE,
+        }
+        assert answered  # a retried round may ask again: each was answered
+        for key in answered:
+            call = store.call(key)
+            assert (call.status, call.live, call.server) == ("answered", True, "elicit-server")
+
+
+def _calls_once(tool: str, arguments: dict[str, Any]) -> Any:
+    """A ``FunctionModel`` function: on its first turn it calls ``tool``; once the tool has
+    returned, it hands back what the tool returned, as the run's output."""
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        for message in messages:
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    return ModelResponse(parts=[TextPart(str(part.content))])
+        assert tool in [t.name for t in info.function_tools]
+        return ModelResponse(parts=[ToolCallPart(tool, arguments)])
+
+    return model

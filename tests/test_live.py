@@ -7,7 +7,6 @@ withdrawals (a timeout, a cancelled call, a process that stopped renewing), and
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ import anyio
 import pytest
 
 from servers.harness import FORM_TOOLS, URL_TOOLS, Era, Target, call, connect
+from support.live import answering as answering_in
 from support.stores import Backend
 from support.values import FULL_PROFILE
 from toolnexus import Answer, Request, first_answer
@@ -28,35 +28,11 @@ pytestmark = pytest.mark.anyio
 
 @contextmanager
 def answering(
-    backend: Backend, respond: Callable[[Request], Answer | None], **open_options: Any
+    backend: Backend, respond: Callable[[Request], Answer | None], **options: Any
 ) -> Iterator[list[str]]:
-    """A hand in another store object (as another process, the inbox): each live question
-    is answered with ``respond(request)`` (``None``: left alone) as soon as it appears. Yields
-    the keys it answered."""
-    store = backend.open(clock=None, **open_options)
-    watcher = store.watch()
-    answered: list[str] = []
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            for live in store.calls(status="live"):
-                if live.key in answered or live.pending is None:
-                    continue
-                (request,) = live.pending.requests
-                answer = respond(request)
-                if answer is not None:
-                    store.record(live.key, answer)
-                answered.append(live.key)
-            watcher.wait(0.2)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield answered
-    finally:
-        stop.set()
-        thread.join(10)
+    """The store's questions answered from another store object (support.live)."""
+    with answering_in(backend.spec, respond, clock=None, **options) as seen:
+        yield seen
 
 
 def accept(request: Request) -> Answer:

@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from toolnexus import elicitation_callback
+from support.live import answering
+from toolnexus import Answer, Request, elicitation_callback
 from toolnexus.console import ConsoleResolver
+from toolnexus.durable import ask_in, open_store
 
 MCP1_VENV = Path(
     os.environ.get("TOOLNEXUS_MCP1_VENV") or Path.home() / ".cache" / "toolnexus-tests" / "mcp1-venv"
@@ -156,3 +158,37 @@ def test_an_mcp1_server_killed_while_its_question_is_shown_is_one_line_and_exit_
     assert f"the server `{command}`"[:60] in said[0], text
     for noise in ("Traceback", "ExceptionGroup", "Error in"):
         assert noise not in text, text
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_mcp1_servers_question_is_answered_live_from_another_store_object(
+    mcp1_python: Path, tmp_path: Path, mode: str
+) -> None:
+    """A server on ``mcp<2`` asks mid-call (``ctx.elicit``, its optional fields ``anyOf: [T,
+    {type: null}]``); the SDK's ``mcp.Client`` with ``elicitation_callback(ask_in(store))``
+    holds the call open while another store object records the answer; the server receives
+    exactly that content, and the store shows the question answered, live."""
+    content = {"email": "ada@example.com", "nickname": "Ada", "age": 36, "newsletter": True}
+
+    def respond(request: Request) -> Answer:
+        return Answer(request.id, True, dict(content))
+
+    path = tmp_path / "live.db"
+    server = StdioServerParameters(command=str(mcp1_python), args=[str(SERVER)])
+    with open_store(path) as store:
+        callback = elicitation_callback(ask_in(store, server="mcp1-server", target="contact"))
+        with answering(str(path), respond) as answered:
+            async with Client(server, elicitation_callback=callback, mode=mode) as client:
+                result = await client.call_tool("contact", {})
+        received = json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+        assert received == {"action": "accept", "content": content}
+        (key,) = answered
+        call = store.call(key)
+        assert (call.status, call.live, call.server, call.error) == ("answered", True, "mcp1-server", None)
+        assert call.pending is not None
+        assert call.pending.target == "contact"
+        (request,) = call.pending.requests
+        assert (request.kind, request.prompt) == ("input", "Who are you?")
+        assert store.answers(key) == {request.id: Answer(request.id, True, content)}
