@@ -537,6 +537,24 @@ def test_each_watcher_sees_every_change_and_an_answer_wakes_one_in_another_store
     assert [c.key for c in waiter.claim(lease=10)] == [key]
 
 
+def test_a_ready_only_watcher_wakes_when_a_call_may_have_become_claimable(backend: Backend) -> None:
+    """A worker's watcher: PostgreSQL tells it only the changes that make a call ready (the last
+    answer, a release, a retry); SQLite cannot tell, and wakes it on every commit."""
+    waiter, writer = backend.open(), backend.open()
+    ready, every = waiter.watch(ready_only=True), waiter.watch()
+    key = writer.put(pending(0, two=False))
+    assert every.wait(10) is True
+    assert ready.wait(0.5 if backend.kind == "postgres" else 10) is (backend.kind == "sqlite")
+    writer.record(key, Answer("elc-a-0", True, {"name": "Ada"}))
+    assert ready.wait(10) is True
+    (claim,) = writer.claim(lease=30)
+    assert every.wait(10) is True
+    if backend.kind == "postgres":
+        assert ready.wait(0.5) is False  # a claim makes nothing claimable
+    writer.release(key, claim.token)
+    assert ready.wait(10) is True
+
+
 @pytest.mark.anyio
 async def test_a_watcher_waits_on_the_event_loop_without_a_thread_and_cancels(backend: Backend) -> None:
     import anyio

@@ -166,8 +166,9 @@ class Dialect(Protocol):
     def columns(self, tx: Tx, table: str) -> set[str]:
         """The columns of ``table``."""
 
-    def notify(self, tx: Tx, key: str) -> None:
-        """Tell the other processes' watchers, at commit, that ``key`` changed."""
+    def notify(self, tx: Tx, key: str, *, ready: bool = False) -> None:
+        """Tell the other processes' watchers, at commit, that ``key`` changed (``ready``: it
+        became claimable, which a worker's watcher waits for alone)."""
 
     def change_source(self) -> ChangeSource:
         """A new source of wake-ups, with a connection of its own."""
@@ -704,7 +705,7 @@ class StoreEngine:
                     key=key,
                     status=done,
                 )
-            self._d.notify(tx, key)
+            self._d.notify(tx, key, ready=done == "ready")
         if done is not None:
             fire(self.on_event, Event(done, key, done, server, target))
 
@@ -934,7 +935,9 @@ class StoreEngine:
             out.append(Claim(claimed_key, pending, answers, token, int(attempts), float(until)))
         return len(rows), out
 
-    def _end(self, tx: Tx, key: str, token: str, sets: str, **params: Any) -> tuple[Any, Any]:
+    def _end(
+        self, tx: Tx, key: str, token: str, sets: str, *, ready: bool = False, **params: Any
+    ) -> tuple[Any, Any]:
         """End the claim ``token`` holds on ``key`` with ``sets`` (an UPDATE's SET list), in
         ``tx``; its server and target. ``LeaseLostError`` when the claim no longer holds."""
         key = check_key(key)
@@ -948,7 +951,7 @@ class StoreEngine:
         if row is None:
             raise LeaseLostError(_LOST.format(key=key))
         self._run(tx, f"UPDATE toolnexus_call SET {sets} WHERE key = :key", key=key, **params)
-        self._d.notify(tx, key)
+        self._d.notify(tx, key, ready=ready)
         return row[0], row[1]
 
     def renew(self, key: str, token: str, lease: float) -> float:
@@ -1031,6 +1034,7 @@ class StoreEngine:
                 key,
                 token,
                 "status = :status, error = :error, token = NULL, lease_until = NULL, updated = :now",
+                ready=retry,
                 status=status,
                 error=str(error),
             )
@@ -1044,7 +1048,11 @@ class StoreEngine:
         """
         with self._write() as tx:
             server, target = self._end(
-                tx, key, token, "status = 'ready', token = NULL, lease_until = NULL, updated = :now"
+                tx,
+                key,
+                token,
+                "status = 'ready', token = NULL, lease_until = NULL, updated = :now",
+                ready=True,
             )
         fire(self.on_event, Event("ready", key, "ready", server, target))
 
@@ -1063,7 +1071,7 @@ class StoreEngine:
             self._run(
                 tx, "UPDATE toolnexus_call SET status = 'ready', updated = :now WHERE key = :key", key=key
             )
-            self._d.notify(tx, key)
+            self._d.notify(tx, key, ready=True)
         fire(self.on_event, Event("ready", key, "ready", row[1], row[2]))
 
     def expire(self, key: str, reason: str = "the host's deadline passed") -> None:
@@ -1143,7 +1151,7 @@ class StoreEngine:
                 )
                 self._run(tx, f"DELETE FROM toolnexus_call WHERE {finished}", retention=self.retention)
             if expired or lapsed or withdrawn:
-                self._d.notify(tx, str((expired or lapsed or withdrawn)[0][0]))
+                self._d.notify(tx, str((expired or lapsed or withdrawn)[0][0]), ready=bool(lapsed))
         for key, server, target in expired:
             fire(self.on_event, Event("finished", str(key), "expired", server, target, _EXPIRED))
         for key, server, target in lapsed:
@@ -1159,11 +1167,13 @@ class StoreEngine:
 
     # --- waking ------------------------------------------------------------------------------
 
-    def watch(self) -> Watcher:
+    def watch(self, *, ready_only: bool = False) -> Watcher:
         """A [`Watcher`][toolnexus.durable.Watcher] of the store's changes for one consumer:
         its ``wait(timeout)`` (or ``await wait_async(timeout)``) returns ``True`` when the
         store may hold something new since that watcher last looked: a call parked, answered,
         claimed, finished, removed, in any process. Each consumer (a worker, an inbox page, a
         live question) takes its own; all the watchers of one store object share one
-        connection (or, for SQLite, one poller) that wakes them."""
-        return self._changes.watch()
+        connection (or, for SQLite, one poller) that wakes them. With ``ready_only`` (a
+        worker's), it wakes only when a call may have become ready to claim: PostgreSQL tells
+        which changes those are; SQLite cannot, and wakes it on every commit."""
+        return self._changes.watch(ready_only=ready_only)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ._engine import Migration, StoreEngine, Tx, fill_targets
 from ._store import DEFAULT_RETENTION, EventHook, StoreError, StoreUnavailableError
 from ._time import Clock, check_seconds
+from ._watch import CHANGED, READY
 
 if TYPE_CHECKING:
     import psycopg
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["CHANNEL", "PostgresStore", "redact_store"]
 
 CHANNEL: Final = "toolnexus_store"
-"""The ``NOTIFY`` channel: a call's key is sent on it, at commit, whenever the call changes."""
+"""The ``NOTIFY`` channel: at commit, whenever a call changes, ``r:KEY`` when it became ready
+to claim, ``c:KEY`` for any other change."""
 
 _LOCK_ID: Final = 0x746F6F6C6E6578  # the advisory lock held while the schema changes ("toolnex")
 _CHECK_IDLE: Final = 0.5  # seconds a pooled connection may idle before it is checked when taken
@@ -162,14 +164,19 @@ class _Listen:
         self._conn = conn
         conn.execute(f"LISTEN {CHANNEL}")
 
-    def next(self, timeout: float) -> bool:
-        if not any(True for _ in self._conn.notifies(timeout=timeout, stop_after=1)):
-            return False
+    def next(self, timeout: float) -> int:
+        """What the notifications that came say (``r:KEY``: a call became ready; ``c:KEY``:
+        another change); 0 when none came within ``timeout``."""
+        flags = 0
+        for notice in self._conn.notifies(timeout=timeout, stop_after=1):
+            flags |= READY | CHANGED if notice.payload.startswith("r:") else CHANGED
+        if not flags:
+            return 0
         # A burst (a worker finishing calls) is one wake-up: take what else has come. (After
         # the first generator has ended: each holds the connection's lock.)
-        for _ in self._conn.notifies(timeout=0.001):
-            pass
-        return True
+        for notice in self._conn.notifies(timeout=0.001):
+            flags |= READY | CHANGED if notice.payload.startswith("r:") else CHANGED
+        return flags
 
     def close(self) -> None:
         self._conn.close()
@@ -284,8 +291,9 @@ class _Dialect:
         ).fetchall()
         return {str(row[0]) for row in rows}
 
-    def notify(self, tx: Tx, key: str) -> None:
-        tx.run("SELECT pg_notify(:channel, :key)", {"channel": CHANNEL, "key": key})
+    def notify(self, tx: Tx, key: str, *, ready: bool = False) -> None:
+        payload = ("r:" if ready else "c:") + key
+        tx.run("SELECT pg_notify(:channel, :payload)", {"channel": CHANNEL, "payload": payload})
 
     def change_source(self) -> _Listen:
         return _Listen(self._connect())

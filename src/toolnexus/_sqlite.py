@@ -26,6 +26,7 @@ from ._store import (
     earliest_expiry,
 )
 from ._time import Clock, check_seconds
+from ._watch import CHANGED, READY
 
 __all__ = ["SqliteStore"]
 
@@ -149,16 +150,16 @@ class _DataVersion:
         version: int = self._db.execute("PRAGMA data_version").fetchone()[0]
         return version
 
-    def next(self, timeout: float) -> bool:
+    def next(self, timeout: float) -> int:
         deadline = time.monotonic() + timeout
         while True:
             version = self._version()
             if version != self._seen:
                 self._seen = version
-                return True
+                return CHANGED | READY  # SQLite cannot tell what a commit changed
             left = deadline - time.monotonic()
             if left <= 0:
-                return False
+                return 0
             time.sleep(min(_POLL, left))
 
     def close(self) -> None:
@@ -234,7 +235,7 @@ class _Dialect:
             str(row[0]) for row in tx.run("SELECT name FROM pragma_table_info(:t)", {"t": table}).fetchall()
         }
 
-    def notify(self, tx: Tx, key: str) -> None:
+    def notify(self, tx: Tx, key: str, *, ready: bool = False) -> None:
         """Nothing to send: every commit changes the file's ``data_version``."""
 
     def change_source(self) -> _DataVersion:

@@ -317,7 +317,7 @@ class Store(Protocol):
         resumer's lease ran out, purge finished calls past the retention. The number of calls
         expired."""
 
-    def watch(self) -> Watcher:
+    def watch(self, *, ready_only: bool = False) -> Watcher:
         """A watcher of its own for one consumer: its ``wait`` (or ``wait_async``) returns
         when the store may hold something new since that watcher last looked."""
 

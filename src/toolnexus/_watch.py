@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Final, Protocol
 
-__all__ = ["ChangeSource", "Changes", "Watcher"]
+__all__ = ["CHANGED", "READY", "ChangeSource", "Changes", "Watcher"]
 
 logger = logging.getLogger(__name__)
 
@@ -29,14 +29,22 @@ _SOURCE_SLICE: Final = 0.25
 _RECONNECT: Final = (0.1, 2.0)
 """First and longest pause before the source is opened again after it failed."""
 
+CHANGED: Final = 1
+"""A source's report: the store changed."""
+READY: Final = 2
+"""A source's report: a call may have become ready to claim (what a worker waits for)."""
+EVERYTHING: Final = CHANGED | READY
+
 
 class ChangeSource(Protocol):
     """What a database dialect gives the watchers: a blocking look for the next change."""
 
-    def next(self, timeout: float) -> bool:
-        """Block until the store changes (``True``), or ``timeout`` seconds pass (``False``).
-        Raises when the source is lost (a database restart): it is then closed and opened
-        again, and every watcher is woken (something may have been missed)."""
+    def next(self, timeout: float) -> int:
+        """Block until the store changes, or ``timeout`` seconds pass (then ``0``): what
+        changed, as [`CHANGED`][toolnexus._watch.CHANGED] and [`READY`][toolnexus._watch.READY]
+        (a source that cannot tell says both). Raises when the source is lost (a database
+        restart): it is then closed and opened again, and every watcher is woken (something
+        may have been missed)."""
 
     def close(self) -> None:
         """Release the source's connection."""
@@ -51,6 +59,7 @@ class Changes:
         self._name = name
         self._cond = threading.Condition()
         self._version = 0
+        self._ready_version = 0
         self._closed = False
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
@@ -61,9 +70,10 @@ class Changes:
         with self._cond:
             return self._version
 
-    def watch(self) -> Watcher:
+    def watch(self, *, ready_only: bool = False) -> Watcher:
         """A new watcher, which sees every change from now on (the source is listening when
-        this returns, unless the database cannot be reached: then it is woken when it can)."""
+        this returns, unless the database cannot be reached: then it is woken when it can);
+        with ``ready_only``, only the changes that may have made a call ready to claim."""
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"{self._name} is closed")
@@ -73,7 +83,8 @@ class Changes:
                 )
                 self._thread.start()
         self._started.wait(10)
-        return Watcher(self, self.version)
+        with self._cond:
+            return Watcher(self, ready_only)
 
     def _run(self) -> None:
         source: ChangeSource | None = None
@@ -94,10 +105,11 @@ class Changes:
                 self._started.set()
                 if missed:  # back after an outage: a change may have gone unseen
                     missed = False
-                    self.bump()
+                    self.bump(EVERYTHING)
             try:
-                if source.next(_SOURCE_SLICE):
-                    self.bump()
+                flags = source.next(_SOURCE_SLICE)
+                if flags:
+                    self.bump(flags)
             except Exception as err:
                 logger.debug("lost the watch on %s: %s", self._name, err)
                 with contextlib.suppress(Exception):
@@ -112,10 +124,12 @@ class Changes:
         with self._cond:
             self._cond.wait_for(lambda: self._closed, seconds)
 
-    def bump(self) -> None:
-        """Count a change and wake every watcher."""
+    def bump(self, flags: int = EVERYTHING) -> None:
+        """Count a change (``flags``: what changed) and wake every watcher."""
         with self._cond:
             self._version += 1
+            if flags & READY:
+                self._ready_version += 1
             self._cond.notify_all()
             callbacks = list(self._callbacks)
         for callback in callbacks:
@@ -149,12 +163,17 @@ class Watcher:
     mark: a worker and an inbox page watching one store object both see every change.
     """
 
-    def __init__(self, changes: Changes, seen: int) -> None:
+    def __init__(self, changes: Changes, ready_only: bool) -> None:
         self._changes = changes
-        self._seen = seen
+        self._ready_only = ready_only
+        self._seen = self._version()
+
+    def _version(self) -> int:
+        changes = self._changes
+        return changes._ready_version if self._ready_only else changes._version
 
     def _fresh(self) -> bool:
-        version = self._changes._version
+        version = self._version()
         if version != self._seen:
             self._seen = version
             return True

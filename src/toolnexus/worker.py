@@ -174,7 +174,8 @@ class Worker:
 
         started = False
         pause = _BACKOFF[0]
-        watcher = await self._store_call(self.store.watch)  # listening before the first look
+        # Listening before the first look, for the calls that become ready to claim.
+        watcher = await self._store_call(lambda: self.store.watch(ready_only=True))
         while not self._stopping:
             try:
                 async with self._client() as client:
