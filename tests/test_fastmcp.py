@@ -470,84 +470,80 @@ def _approve(request: Request) -> Answer:
     return Answer(request.id, True, dict(APPROVAL))
 
 
+def _respond(request: Request) -> Answer | None:
+    """How the other store object answers the FastMCP server's questions: ``Deploy db?`` is
+    declined, ``Deploy slow?`` left to run out, the others approved (the caller checks the
+    prompts: this runs in the answering thread, where a failed assert would only stall the
+    test)."""
+    if request.prompt == "Deploy db?":
+        return Answer.decline(request)
+    if request.prompt == "Deploy slow?":
+        return None
+    return _approve(request)
+
+
 @pytest.mark.anyio
-async def test_a_fastmcp_servers_question_is_answered_live_from_another_store_object(
+async def test_a_fastmcp_servers_questions_are_answered_declined_and_withdrawn_live(
     fastmcp_server: StdioTransport, tmp_path: Path
 ) -> None:
     """FastMCP's ``ctx.elicit`` (2025-11-25, mid-call), through FastMCP's own ``Client`` and the
-    toolnexus handler whose resolver is ``ask_in(store)``: the call stays open while another
-    store object records the answer, the tool gets exactly that content (a model, and a scalar
-    FastMCP unwraps), and the store shows each question answered, live, from the server named."""
+    toolnexus handler whose resolver is ``ask_in(store)`` (a host's resolver choosing among
+    three, by question, in one session):
+
+    - answered: the call stays open while another store object records the answer, and the
+      tool gets exactly that content (a model, and a scalar FastMCP unwraps);
+    - declined: a decline recorded elsewhere is what ``ctx.elicit`` returns
+      (``DeclinedElicitation``), not a cancel;
+    - unanswered in time (``timeout=0.5``): ``ctx.elicit`` returns a cancel (§10's expired),
+      the question is withdrawn with the reason, and an answer given after is refused and
+      recorded nowhere.
+
+    The store shows each question with its outcome, live, from the server named."""
     path = tmp_path / "live.db"
     with open_store(path) as store:
-        handler = elicitation_handler(ask_in(store, server=FASTMCP_SERVER_NAME))
-        with answering(str(path), _approve) as answered:
+        approving = ask_in(store, server=FASTMCP_SERVER_NAME)
+        declining = ask_in(store, server=FASTMCP_SERVER_NAME, target="deploy")
+        slow = ask_in(store, timeout=0.5, server=FASTMCP_SERVER_NAME)
+
+        async def choose(request: Request) -> Answer:
+            chosen = {"Deploy db?": declining, "Deploy slow?": slow}.get(request.prompt, approving)
+            return await chosen(request)
+
+        handler = elicitation_handler(choose)
+        with answering(str(path), _respond) as seen:
             async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
                 assert client.protocol_version == "2025-11-25"
                 deployed = await _call_json(client, "deploy", {"service": "api"})
                 named = await _call_json(client, "nickname", {})
+                declined = await _call_json(client, "deploy", {"service": "db"})
+                withdrawn = await _call_json(client, "deploy", {"service": "slow"})
         assert deployed == {"action": "accept", "content": APPROVAL}
         assert named == {"action": "accept", "content": "Ada"}
-        assert len(answered) == 2
-        asked = []
-        for key in answered:
+        assert declined == {"action": "decline", "content": None}
+        assert withdrawn == {"action": "cancel", "content": None}
+        assert len(seen) == 4
+        calls = {}
+        for key in seen:
             call = store.call(key)
-            assert (call.status, call.live, call.server, call.error) == (
-                "answered",
-                True,
-                FASTMCP_SERVER_NAME,
-                None,
-            )
             (request,) = store.get(key).requests
-            assert store.answers(key)[request.id] == _approve(request)
-            asked.append(request.prompt)
-        assert sorted(asked) == ["Deploy api?", "What should we call you?"]
-        assert store.calls(status="live") == []
-
-
-@pytest.mark.anyio
-async def test_a_decline_recorded_elsewhere_reaches_the_fastmcp_tool_as_a_decline(
-    fastmcp_server: StdioTransport, tmp_path: Path
-) -> None:
-    """A decline recorded by another store object is what FastMCP's ``ctx.elicit`` returns
-    (``DeclinedElicitation``), not a cancel; the question reads answered, with the decline."""
-    path = tmp_path / "live.db"
-    with open_store(path) as store:
-        handler = elicitation_handler(ask_in(store, server=FASTMCP_SERVER_NAME, target="deploy"))
-        with answering(str(path), Answer.decline) as answered:
-            async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
-                outcome = await _call_json(client, "deploy", {"service": "api"})
-        assert outcome == {"action": "decline", "content": None}
-        (key,) = answered
-        call = store.call(key)
-        assert (call.status, call.live, call.error) == ("answered", True, None)
+            calls[request.prompt] = (call, request)
+            assert (call.live, call.server) == (True, FASTMCP_SERVER_NAME)
+        assert sorted(calls) == ["Deploy api?", "Deploy db?", "Deploy slow?", "What should we call you?"]
+        for prompt in ("Deploy api?", "What should we call you?"):
+            call, request = calls[prompt]
+            assert (call.status, call.error) == ("answered", None)
+            assert store.answers(call.key) == {request.id: _approve(request)}
+        call, request = calls["Deploy db?"]
+        assert (call.status, call.error) == ("answered", None)
         assert call.pending is not None
         assert call.pending.target == "deploy"
-        (request,) = call.pending.requests
-        assert store.answers(key) == {request.id: Answer(request.id, False, None, "declined")}
-
-
-@pytest.mark.anyio
-async def test_a_fastmcp_question_unanswered_in_time_is_withdrawn_and_the_tool_gets_cancel(
-    fastmcp_server: StdioTransport, tmp_path: Path
-) -> None:
-    """``ask_in(store, timeout=...)`` running out: FastMCP's ``ctx.elicit`` returns a cancel
-    (§10's expired), the question is withdrawn with the reason, and an answer given after is
-    refused and recorded nowhere."""
-    path = tmp_path / "live.db"
-    with open_store(path) as store:
-        handler = elicitation_handler(ask_in(store, timeout=0.5, server=FASTMCP_SERVER_NAME))
-        with answering(str(path), lambda request: None) as seen:
-            async with FastMCPClient(fastmcp_server, elicitation_handler=handler, mode="legacy") as client:
-                outcome = await _call_json(client, "deploy", {"service": "api"})
-        assert outcome == {"action": "cancel", "content": None}
-        (key,) = seen
-        call = store.call(key)
-        assert (call.status, call.live, call.error) == ("withdrawn", True, "no answer came within 0.5 s")
-        (request,) = store.get(key).requests
+        assert store.answers(call.key) == {request.id: Answer(request.id, False, None, "declined")}
+        call, request = calls["Deploy slow?"]
+        assert (call.status, call.error) == ("withdrawn", "no answer came within 0.5 s")
         with pytest.raises(ValueError, match="was withdrawn"):
-            store.record(key, _approve(request))
-        assert store.answers(key) == {}
+            store.record(call.key, _approve(request))
+        assert store.answers(call.key) == {}
+        assert store.calls(status="live") == []
 
 
 @pytest.mark.anyio

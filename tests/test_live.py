@@ -46,7 +46,16 @@ def sqlite(tmp_path: Any) -> Backend:
     return Backend("sqlite", str(tmp_path / "live.db"))
 
 
-@pytest.mark.parametrize(("era", "tool"), FORM_TOOLS + URL_TOOLS)
+# Every tool in process; over stdio and streamable HTTP, a mid-call form and URL (2025-11-25)
+# and a 2026-07-28 round, which between them cover what a transport changes.
+LIVE_CASES = [("inprocess", era, tool) for era, tool in FORM_TOOLS + URL_TOOLS] + [
+    (transport, era, tool)
+    for transport in ("stdio", "http")
+    for era, tool in (("legacy", "form_elicit"), ("legacy", "url_elicit"), ("2026", "form"))
+]
+
+
+@pytest.mark.parametrize(("target", "era", "tool"), LIVE_CASES, indirect=["target"])
 async def test_a_question_asked_in_a_store_is_answered_elsewhere_while_the_call_waits(
     target: Target, sqlite: Backend, era: Era, tool: str
 ) -> None:
