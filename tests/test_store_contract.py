@@ -555,6 +555,29 @@ def test_a_ready_only_watcher_wakes_when_a_call_may_have_become_claimable(backen
     assert ready.wait(10) is True
 
 
+def test_a_watcher_of_every_change_joining_a_workers_store_object_sees_every_change(
+    backend: Backend,
+) -> None:
+    """On PostgreSQL a store object whose watchers want only ready changes listens on the ready
+    channel alone; a watcher of every change joining it is listening when ``watch`` returns
+    (it misses nothing that follows), and the ready-only watcher still sees only its own."""
+    waiter, writer = backend.open(), backend.open()
+    ready = waiter.watch(ready_only=True)
+    first = writer.put(pending(0, two=False))
+    if backend.kind == "postgres":
+        assert ready.wait(0.5) is False  # listening for ready changes only
+    every = waiter.watch()
+    second = writer.put(pending(1, two=False))
+    assert every.wait(10) is True
+    if backend.kind == "postgres":
+        assert ready.wait(0.5) is False
+    writer.record(first, Answer("elc-a-0", True, {"name": "Ada"}))
+    assert ready.wait(10) is True
+    assert every.wait(10) is True
+    writer.remove(second)
+    assert every.wait(10) is True
+
+
 @pytest.mark.anyio
 async def test_a_watcher_waits_on_the_event_loop_without_a_thread_and_cancels(backend: Backend) -> None:
     import anyio

@@ -28,11 +28,15 @@ from ._watch import CHANGED, READY
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["CHANNEL", "PostgresStore", "redact_store"]
+__all__ = ["CHANNEL", "READY_CHANNEL", "PostgresStore", "redact_store"]
 
 CHANNEL: Final = "toolnexus_store"
-"""The ``NOTIFY`` channel: at commit, whenever a call changes, ``r:KEY`` when it became ready
-to claim, ``c:KEY`` for any other change."""
+"""The ``NOTIFY`` channel of every change: at commit, whenever a call changes, ``r:KEY`` when
+it may have become ready to claim, ``c:KEY`` for any other change."""
+READY_CHANNEL: Final = "toolnexus_ready"
+"""The ``NOTIFY`` channel of the changes that may have made a call ready to claim (``r:KEY``,
+sent on [`CHANNEL`][toolnexus.durable.CHANNEL] too): what workers listen for, without being
+woken by every question asked, claimed or finished."""
 
 _LOCK_ID: Final = 0x746F6F6C6E6578  # the advisory lock held while the schema changes ("toolnex")
 _CHECK_IDLE: Final = 0.5  # seconds a pooled connection may idle before it is checked when taken
@@ -158,28 +162,44 @@ class _Tx:
 
 
 class _Listen:
-    """The watchers' source: ``LISTEN`` on a connection of its own."""
+    """The watchers' source: ``LISTEN`` on a connection of its own, on
+    [`READY_CHANNEL`][toolnexus.durable.READY_CHANNEL] while only ready changes are wanted
+    (a worker's), on [`CHANNEL`][toolnexus.durable.CHANNEL] once any watcher wants every
+    change."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
-        conn.execute(f"LISTEN {CHANNEL}")
+        self._channel: str | None = None
+
+    def listen(self, wanted: int) -> None:
+        channel = CHANNEL if wanted & CHANGED else READY_CHANNEL
+        if channel == self._channel:
+            return
+        self._conn.execute(f"LISTEN {channel}")  # the new one first: no change falls between
+        if self._channel is not None:
+            self._conn.execute(f"UNLISTEN {self._channel}")
+        self._channel = channel
 
     def next(self, timeout: float) -> int:
         """What the notifications that came say (``r:KEY``: a call became ready; ``c:KEY``:
         another change); 0 when none came within ``timeout``."""
         flags = 0
         for notice in self._conn.notifies(timeout=timeout, stop_after=1):
-            flags |= READY | CHANGED if notice.payload.startswith("r:") else CHANGED
+            flags |= _flags(notice.payload)
         if not flags:
             return 0
         # A burst (a worker finishing calls) is one wake-up: take what else has come. (After
         # the first generator has ended: each holds the connection's lock.)
         for notice in self._conn.notifies(timeout=0.001):
-            flags |= READY | CHANGED if notice.payload.startswith("r:") else CHANGED
+            flags |= _flags(notice.payload)
         return flags
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _flags(payload: str) -> int:
+    return READY | CHANGED if payload.startswith("r:") else CHANGED
 
 
 class _Dialect:
@@ -292,8 +312,13 @@ class _Dialect:
         return {str(row[0]) for row in rows}
 
     def notify(self, tx: Tx, key: str, *, ready: bool = False) -> None:
-        payload = ("r:" if ready else "c:") + key
-        tx.run("SELECT pg_notify(:channel, :payload)", {"channel": CHANNEL, "payload": payload})
+        if ready:
+            tx.run(
+                "SELECT pg_notify(:channel, :payload), pg_notify(:ready, :payload)",
+                {"channel": CHANNEL, "ready": READY_CHANNEL, "payload": "r:" + key},
+            )
+        else:
+            tx.run("SELECT pg_notify(:channel, :payload)", {"channel": CHANNEL, "payload": "c:" + key})
 
     def change_source(self) -> _Listen:
         return _Listen(self._connect())
@@ -320,8 +345,9 @@ class PostgresStore(StoreEngine):
     ``SELECT ... FOR UPDATE SKIP LOCKED``, so concurrent resumers never wait for each other
     and never get the same call; leases are timed by the database's clock, so the machines'
     clocks need not agree. Every change sends ``NOTIFY`` on
-    [`CHANNEL`][toolnexus.durable.CHANNEL], which the store's watchers listen for (one
-    connection per store object). The tables (``toolnexus_meta``, ``toolnexus_call``,
+    [`CHANNEL`][toolnexus.durable.CHANNEL] (and one that may have made a call ready, on
+    [`READY_CHANNEL`][toolnexus.durable.READY_CHANNEL] too), which the store's watchers
+    listen for (one connection per store object). The tables (``toolnexus_meta``, ``toolnexus_call``,
     ``toolnexus_answer``) are made on first use, and an older format upgraded, under an
     advisory lock; a newer format, or same-named tables that are not a store's, are refused.
     Connections (at most ``pool_size``) are checked when taken after idling and replaced

@@ -150,6 +150,9 @@ class _DataVersion:
         version: int = self._db.execute("PRAGMA data_version").fetchone()[0]
         return version
 
+    def listen(self, wanted: int) -> None:
+        """Nothing to choose: every commit is seen."""
+
     def next(self, timeout: float) -> int:
         deadline = time.monotonic() + timeout
         while True:

@@ -39,6 +39,10 @@ EVERYTHING: Final = CHANGED | READY
 class ChangeSource(Protocol):
     """What a database dialect gives the watchers: a blocking look for the next change."""
 
+    def listen(self, wanted: int) -> None:
+        """Report the changes ``wanted`` (``READY``, or ``CHANGED | READY``) from now on,
+        which may save a source that can tell them apart every other wake-up."""
+
     def next(self, timeout: float) -> int:
         """Block until the store changes, or ``timeout`` seconds pass (then ``0``): what
         changed, as [`CHANGED`][toolnexus._watch.CHANGED] and [`READY`][toolnexus._watch.READY]
@@ -64,6 +68,9 @@ class Changes:
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
         self._callbacks: set[Callable[[], None]] = set()
+        self._wanted = 0  # what the watchers want reported
+        self._listening = 0  # what the source reports (when it can be reached)
+        self._down = False  # the source cannot be reached now
 
     @property
     def version(self) -> int:
@@ -73,10 +80,16 @@ class Changes:
     def watch(self, *, ready_only: bool = False) -> Watcher:
         """A new watcher, which sees every change from now on (the source is listening when
         this returns, unless the database cannot be reached: then it is woken when it can);
-        with ``ready_only``, only the changes that may have made a call ready to claim."""
+        with ``ready_only``, only the changes that may have made a call ready to claim.
+
+        The first watcher that wants every change, on a store object whose watchers wanted
+        only ready changes until then, may wait for the source's current look to end (a
+        quarter of a second at most) while it starts listening for more."""
+        wanted = READY if ready_only else EVERYTHING
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"{self._name} is closed")
+            self._wanted |= wanted
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name=f"toolnexus watcher of {self._name}", daemon=True
@@ -84,29 +97,42 @@ class Changes:
                 self._thread.start()
         self._started.wait(10)
         with self._cond:
+            self._cond.wait_for(
+                lambda: self._listening & wanted == wanted or self._down or self._closed,
+                _SOURCE_SLICE * 8,
+            )
             return Watcher(self, ready_only)
 
     def _run(self) -> None:
         source: ChangeSource | None = None
         pause = _RECONNECT[0]
         missed = False
+        listening = 0
         while not self._closed:
             if source is None:
                 try:
                     source = self._open_source()
                 except Exception as err:
                     logger.debug("cannot watch %s: %s", self._name, err)
+                    self._set_listening(0, down=True)
                     self._started.set()
                     missed = True
                     self._sleep(pause)
                     pause = min(pause * 2, _RECONNECT[1])
                     continue
                 pause = _RECONNECT[0]
+                listening = 0
+            try:
+                with self._cond:
+                    wanted = self._wanted
+                if wanted != listening:
+                    source.listen(wanted)
+                    listening = wanted
+                    self._set_listening(listening, down=False)
                 self._started.set()
                 if missed:  # back after an outage: a change may have gone unseen
                     missed = False
                     self.bump(EVERYTHING)
-            try:
                 flags = source.next(_SOURCE_SLICE)
                 if flags:
                     self.bump(flags)
@@ -116,9 +142,16 @@ class Changes:
                     source.close()
                 source = None
                 missed = True
+                self._set_listening(0, down=True)
+                self._started.set()
         if source is not None:
             with contextlib.suppress(Exception):
                 source.close()
+
+    def _set_listening(self, listening: int, *, down: bool) -> None:
+        with self._cond:
+            self._listening, self._down = listening, down
+            self._cond.notify_all()
 
     def _sleep(self, seconds: float) -> None:
         with self._cond:

@@ -61,7 +61,7 @@ from ._pending import (
     elicit_results,
     input_request,
 )
-from ._postgres import CHANNEL, PostgresStore, redact_store
+from ._postgres import CHANNEL, READY_CHANNEL, PostgresStore, redact_store
 from ._protocol import INPUT_REQUIRED_VERSION, LegacyProtocolError, asks_between_rounds
 from ._sqlite import SqliteStore
 from ._store import (
@@ -104,6 +104,7 @@ __all__ = [
     "FORMAT_VERSION",
     "INPUT_REQUIRED_VERSION",
     "OPEN",
+    "READY_CHANNEL",
     "STATUSES",
     "STORE_FORMAT",
     "Answers",
