@@ -167,6 +167,8 @@ class _Listen:
     (a worker's), on [`CHANNEL`][toolnexus.durable.CHANNEL] once any watcher wants every
     change."""
 
+    slice: float = 0.25  # notifies() cannot be interrupted: closing the store waits this long
+
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
         self._channel: str | None = None

@@ -142,6 +142,8 @@ class _DataVersion:
     which changes with every commit another connection (of any process) makes to the file.
     One page read from shared memory per look."""
 
+    slice: float = _POLL  # a look is one poll: closing the store never waits longer
+
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         self._seen = self._version()

@@ -39,6 +39,10 @@ EVERYTHING: Final = CHANGED | READY
 class ChangeSource(Protocol):
     """What a database dialect gives the watchers: a blocking look for the next change."""
 
+    slice: float
+    """Seconds the watchers' thread looks at a time (at most a quarter of a second), and so
+    at most how long closing the store waits for it."""
+
     def listen(self, wanted: int) -> None:
         """Report the changes ``wanted`` (``READY``, or ``CHANGED | READY``) from now on,
         which may save a source that can tell them apart every other wake-up."""
@@ -133,7 +137,7 @@ class Changes:
                 if missed:  # back after an outage: a change may have gone unseen
                     missed = False
                     self.bump(EVERYTHING)
-                flags = source.next(_SOURCE_SLICE)
+                flags = source.next(min(source.slice, _SOURCE_SLICE))
                 if flags:
                     self.bump(flags)
             except Exception as err:
