@@ -98,14 +98,29 @@ def wait_live(store: SqliteStore, count: int = 1) -> list[str]:
     return [call.key for call in live]
 
 
-def signed_in(browser: Browser, base: str) -> Page:
-    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+@pytest.fixture(scope="module")
+def people(browser: Browser) -> Iterator[tuple[Page, Page]]:
+    """Two people's pages (contexts of their own), for the module: a new page costs about 2 s
+    of Chromium's CPU, a navigation a fraction of that (support/browser.py)."""
+    contexts = [browser.new_context(viewport={"width": 1100, "height": 900}) for _ in range(2)]
+    try:
+        first, second = (context.new_page() for context in contexts)
+        yield first, second
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def signed_in(page: Page, base: str) -> Page:
+    """``page``, blank and signed out (nothing of the test before), then signed in at ``base``."""
+    page.goto("about:blank")
+    page.context.clear_cookies()
     page.goto(f"{base}/?token={TOKEN}")
     return page
 
 
 def test_a_live_question_comes_first_and_the_second_person_sees_it_answered_elsewhere(
-    browser: Browser, served: tuple[SqliteStore, str]
+    people: tuple[Page, Page], served: tuple[SqliteStore, str]
 ) -> None:
     store, base = served
     from toolnexus import Request as Req
@@ -115,7 +130,7 @@ def test_a_live_question_comes_first_and_the_second_person_sees_it_answered_else
     store.put(parked)  # a parked call, newer than nothing: the live one is still shown first
     asker = Asker(store, Request("elc-live", "input", "Deploy where?", None, {"schema": SCHEMA}), timeout=600)
     (key,) = wait_live(store)
-    first, second = signed_in(browser, base), signed_in(browser, base)
+    first, second = (signed_in(page, base) for page in people)
     try:
         waiting = first.locator("section.waiting-now")
         expect(waiting).to_contain_text("Servers waiting now")
@@ -146,8 +161,8 @@ def test_a_live_question_comes_first_and_the_second_person_sees_it_answered_else
         assert "It was accepted" in late.text()  # its outcome, never its values
         assert "Ada" not in late.text()
     finally:
-        first.context.close()
-        second.context.close()
+        for page in people:
+            page.goto("about:blank")  # its live updates end with the test's inbox
 
 
 def _csrf(page: Page) -> str:
@@ -156,12 +171,12 @@ def _csrf(page: Page) -> str:
 
 
 def test_a_question_withdrawn_while_its_page_is_open_says_so_and_records_no_answer(
-    browser: Browser, served: tuple[SqliteStore, str]
+    people: tuple[Page, Page], served: tuple[SqliteStore, str]
 ) -> None:
     store, base = served
     asker = Asker(store, Request("elc-w", "input", "Approve?", None, {"schema": SCHEMA}))
     (key,) = wait_live(store)
-    page = signed_in(browser, base)
+    page = signed_in(people[0], base)
     try:
         page.goto(f"{base}/calls/{key}")
         page.fill("#q0-f0", "Typed, not sent")
@@ -182,7 +197,7 @@ def test_a_question_withdrawn_while_its_page_is_open_says_so_and_records_no_answ
         expect(page.locator(".outcome")).to_contain_text("withdrawn")
         expect(page.locator("form.answer")).to_have_count(0)
     finally:
-        page.context.close()
+        page.goto("about:blank")
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +217,7 @@ def server_everything() -> str:
 
 
 def test_the_reference_servers_form_answered_in_chromium_through_call_inbox(
-    browser: Browser, server_everything: str, tmp_path: Path
+    people: tuple[Page, Page], server_everything: str, tmp_path: Path
 ) -> None:
     """A server nobody here wrote asks, mid-call (2025-11-25), its form of a dozen fields;
     ``toolnexus call --inbox`` holds the call open; a person answers in Chromium."""
@@ -225,7 +240,7 @@ def test_the_reference_servers_form_answered_in_chromium_through_call_inbox(
         with store, inbox.serving(store, token=TOKEN) as serving:
             (key,) = wait_live(store)
             base = serving.address.split("/?")[0]
-            page = signed_in(browser, base)
+            page = signed_in(people[0], base)
             try:
                 expect(page.locator("section.waiting-now")).to_contain_text("mcp-servers/everything")
                 page.goto(f"{base}/calls/{key}")
@@ -235,7 +250,7 @@ def test_the_reference_servers_form_answered_in_chromium_through_call_inbox(
                 page.click("section.question button.primary")
                 expect(page.locator(".next")).to_contain_text("has it now")
             finally:
-                page.context.close()
+                page.goto("about:blank")
             out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
