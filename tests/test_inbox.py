@@ -641,15 +641,18 @@ NOT_ASCII_DIGITS = ["²", "٣", "１", "١", "𝟏"]
 ``int("²")`` fails (a 500 once); ``int("١")``, ``int("１")`` and ``int("𝟏")`` are 1."""
 
 
-@pytest.mark.parametrize("digit", NOT_ASCII_DIGITS)
+DIGIT_FIELDS = [
+    ("f8", "Environment", {"f10": "0"}),  # a single choice (radio buttons)
+    ("f10", "Checks to run", {"f8": "0"}),  # a multi choice (checkboxes)
+    ("f5", "Replicas", {"f8": "0", "f10": "0"}),  # an integer
+    ("f6", "Traffic ratio", {"f8": "0", "f10": "0"}),  # a number
+]
+
+
+# Each kind of field, and each digit, posted at least once (read_post meets every pair below).
 @pytest.mark.parametrize(
-    ("field", "legend", "posted"),
-    [
-        ("f8", "Environment", {"f10": "0"}),  # a single choice (radio buttons)
-        ("f10", "Checks to run", {"f8": "0"}),  # a multi choice (checkboxes)
-        ("f5", "Replicas", {"f8": "0", "f10": "0"}),  # an integer
-        ("f6", "Traffic ratio", {"f8": "0", "f10": "0"}),  # a number
-    ],
+    ("field", "legend", "posted", "digit"),
+    [(*DIGIT_FIELDS[n % len(DIGIT_FIELDS)], digit) for n, digit in enumerate(NOT_ASCII_DIGITS)],
 )
 def test_a_digit_that_is_not_ascii_is_a_422_naming_the_field(
     store: SqliteStore, digit: str, field: str, legend: str, posted: dict[str, str]
