@@ -106,6 +106,11 @@ _EXPIRED: Final = "a question expired before it was answered"
 _GONE: Final = "the process that asked it stopped (its lease ran out)"
 _LATE: Final = "its time ran out before an answer came"
 _LOST: Final = "the claim on {key} was lost: its lease ran out and the call was made ready or claimed since"
+_CLAIM_SET: Final = (
+    "lost = lost + CASE WHEN status = 'resuming' THEN 1 ELSE 0 END, status = 'resuming', token = :token,"
+    " lease_until = :now + :lease, attempts = attempts + 1, updated = :now"
+)
+"""What a claim sets (the old status read: a claim taken over from a lapsed lease counts one lost)."""
 _IN_CHUNK: Final = 400  # keys per IN (...) list: under the 999 parameters an older SQLite allows
 
 
@@ -148,6 +153,11 @@ class Dialect(Protocol):
     """The same for a claim, passing over rows another claimer holds (``" FOR UPDATE SKIP LOCKED"``)."""
     clock_sql: str | None
     """The database's clock as SQL, in seconds since the epoch; ``None``: the machine's."""
+    returning: bool
+    """Whether a claim and a claim's end are one ``UPDATE ... RETURNING`` each (PostgreSQL,
+    where a statement is a round trip to the server); otherwise a ``SELECT`` reads what the
+    ``UPDATE`` changed (SQLite: in the process, where a statement costs microseconds, and whose
+    ``RETURNING`` needs 3.35, newer than some Pythons' SQLite)."""
     migrations: Sequence[Migration]
     """Every format's step, in order, from an empty database."""
 
@@ -882,32 +892,45 @@ class StoreEngine:
             where += " AND key = :key"
             params["key"] = key
         with self._write() as tx:
-            picked = [
-                str(row[0])
-                for row in self._run(
+            if self._d.returning:
+                rows = self._run(
                     tx,
-                    f"SELECT key FROM toolnexus_call WHERE {where}"
-                    f" ORDER BY seq LIMIT :limit{self._d.skip_locked}",
+                    f"WITH picked AS (SELECT key FROM toolnexus_call WHERE {where}"
+                    f" ORDER BY seq LIMIT :limit{self._d.skip_locked})"
+                    f" UPDATE toolnexus_call c SET {_CLAIM_SET} FROM picked WHERE c.key = picked.key"
+                    " RETURNING c.key, c.pending, c.attempts, c.lease_until, c.server, c.target, c.seq",
+                    token=token,
+                    lease=lease,
                     **params,
                 ).fetchall()
-            ]
-            if not picked:
-                return 0, []
-            self._in(
-                tx,
-                "UPDATE toolnexus_call SET lost = lost + CASE WHEN status = 'resuming' THEN 1 ELSE 0 END,"
-                " status = 'resuming', token = :token, lease_until = :now + :lease, attempts = attempts + 1,"
-                " updated = :now WHERE key IN ({keys})",
-                picked,
-                token=token,
-                lease=lease,
-            )
-            rows = self._in(
-                tx,
-                "SELECT key, pending, attempts, lease_until, server, target, seq FROM toolnexus_call"
-                " WHERE key IN ({keys})",
-                picked,
-            )
+                picked = [str(row[0]) for row in rows]
+                if not picked:
+                    return 0, []
+            else:
+                picked = [
+                    str(row[0])
+                    for row in self._run(
+                        tx,
+                        f"SELECT key FROM toolnexus_call WHERE {where}"
+                        f" ORDER BY seq LIMIT :limit{self._d.skip_locked}",
+                        **params,
+                    ).fetchall()
+                ]
+                if not picked:
+                    return 0, []
+                self._in(
+                    tx,
+                    f"UPDATE toolnexus_call SET {_CLAIM_SET} WHERE key IN ({{keys}})",
+                    picked,
+                    token=token,
+                    lease=lease,
+                )
+                rows = self._in(
+                    tx,
+                    "SELECT key, pending, attempts, lease_until, server, target, seq FROM toolnexus_call"
+                    " WHERE key IN ({keys})",
+                    picked,
+                )
             answer_rows = self._in(
                 tx, "SELECT key, request_id, answer FROM toolnexus_answer WHERE key IN ({keys})", picked
             )
@@ -941,16 +964,16 @@ class StoreEngine:
         """End the claim ``token`` holds on ``key`` with ``sets`` (an UPDATE's SET list), in
         ``tx``; its server and target. ``LeaseLostError`` when the claim no longer holds."""
         key = check_key(key)
-        row = self._run(
-            tx,
-            "SELECT server, target FROM toolnexus_call WHERE key = :key AND token = :token"
-            f" AND status = 'resuming'{self._d.lock}",
-            key=key,
-            token=token,
-        ).fetchone()
+        mine = "key = :key AND token = :token AND status = 'resuming'"
+        if self._d.returning:
+            sql, then = f"UPDATE toolnexus_call SET {sets} WHERE {mine} RETURNING server, target", None
+        else:
+            sql, then = f"SELECT server, target FROM toolnexus_call WHERE {mine}{self._d.lock}", sets
+        row = self._run(tx, sql, key=key, token=token, **(params if then is None else {})).fetchone()
         if row is None:
             raise LeaseLostError(_LOST.format(key=key))
-        self._run(tx, f"UPDATE toolnexus_call SET {sets} WHERE key = :key", key=key, **params)
+        if then is not None:
+            self._run(tx, f"UPDATE toolnexus_call SET {then} WHERE key = :key", key=key, **params)
         self._d.notify(tx, key, ready=ready)
         return row[0], row[1]
 
@@ -963,20 +986,27 @@ class StoreEngine:
         """
         lease = check_lease(lease)
         key = check_key(key)
+        renewing = (
+            "UPDATE toolnexus_call SET lease_until = :now + :lease"
+            " WHERE key = :key AND token = :token AND status = 'resuming'"
+        )
         with self._write() as tx:
-            changed = self._run(
-                tx,
-                "UPDATE toolnexus_call SET lease_until = :now + :lease"
-                " WHERE key = :key AND token = :token AND status = 'resuming'",
-                key=key,
-                token=token,
-                lease=lease,
-            ).rowcount
-            if not changed:
+            if self._d.returning:
+                row = self._run(
+                    tx, renewing + " RETURNING lease_until", key=key, token=token, lease=lease
+                ).fetchone()
+            else:
+                changed = self._run(tx, renewing, key=key, token=token, lease=lease).rowcount
+                row = (
+                    self._run(
+                        tx, "SELECT lease_until FROM toolnexus_call WHERE key = :key", key=key
+                    ).fetchone()
+                    if changed
+                    else None
+                )
+            if row is None:
                 raise LeaseLostError(_LOST.format(key=key))
-            (until,) = self._run(
-                tx, "SELECT lease_until FROM toolnexus_call WHERE key = :key", key=key
-            ).fetchone()
+            until = row[0]
         return float(until)
 
     def finish(self, key: str, token: str, result: Mapping[str, Any]) -> None:

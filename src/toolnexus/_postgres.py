@@ -209,6 +209,7 @@ class _Dialect:
     lock: str = " FOR UPDATE"
     skip_locked: str = " FOR UPDATE SKIP LOCKED"
     clock_sql: str | None = "CAST(extract(epoch from statement_timestamp()) AS double precision)"
+    returning: bool = True
     migrations: Sequence[Migration] = _MIGRATIONS
 
     def __init__(self, dsn: str, pool_size: int, connect_timeout: int, read_only: bool) -> None:

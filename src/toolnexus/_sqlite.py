@@ -179,6 +179,7 @@ class _Dialect:
     lock: str = ""  # BEGIN IMMEDIATE holds the file's write lock for the whole transaction
     skip_locked: str = ""
     clock_sql: str | None = None
+    returning: bool = False
     migrations: Sequence[Migration] = _MIGRATIONS
 
     def __init__(self, path: str, timeout: float, read_only: bool) -> None:
