@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from support.fuzzing import register_profile
-from support.http_process import http_server_process
+from support.http_process import served_mcp_url
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
 from support.processes import TESTS_DIR, Processes, forbid_processes_in, quick_test
 from support.stores import backend  # noqa: F401  (each store test on SQLite and on PostgreSQL)
@@ -154,9 +154,5 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def http_server_url() -> Iterator[str]:
     """The elicitation server over streamable HTTP on 127.0.0.1, in a subprocess, up
     (``/health`` answers) before the first test uses it and stopped at teardown."""
-    with http_server_process(
-        lambda fd: [sys.executable, "-m", "servers.elicit_server", "http", "--fd", str(fd)],
-        cwd=TESTS_DIR,
-        health_path="/health",
-    ) as base:
-        yield base + "/mcp"
+    with served_mcp_url("elicit_server") as url:
+        yield url

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -29,8 +28,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Error, Page, Re
 from servers.inbox_server import in_a_thread, park, resume
 from support.axe import ensure_axe
 from support.browser import browser
-from support.http_process import http_server_process
-from support.processes import TESTS_DIR
+from support.http_process import served_mcp_url
 from toolnexus import Answer, inbox
 from toolnexus.durable import SqliteStore
 
@@ -74,12 +72,8 @@ class Inbox:
 @pytest.fixture(scope="module")
 def mcp_server() -> Iterator[str]:
     """The tests' MCP server over streamable HTTP, in a process of its own."""
-    with http_server_process(
-        lambda fd: [sys.executable, "-m", "servers.inbox_server", "http", "--fd", str(fd)],
-        cwd=TESTS_DIR,
-        health_path="/health",
-    ) as base:
-        yield base + "/mcp"
+    with served_mcp_url("inbox_server") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

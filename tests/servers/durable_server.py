@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 from typing import Annotated, Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -199,19 +198,9 @@ def build_server(key: bytes | None = None, name: str = "durable-server") -> tupl
 
 
 def _serve_http(fd: int, key: bytes) -> None:
-    import uvicorn
-    from starlette.requests import Request
-    from starlette.responses import PlainTextResponse, Response
+    from servers.serving import serve_http
 
-    server, _ = build_server(key)
-
-    async def health(request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    app = server.streamable_http_app()
-    app.add_route("/health", health, methods=["GET"])
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+    serve_http(build_server(key)[0], fd)
 
 
 def main(argv: list[str] | None = None) -> None:

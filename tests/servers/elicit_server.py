@@ -32,9 +32,7 @@ from it.
 
 from __future__ import annotations
 
-import argparse
 import json
-import socket
 import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -273,35 +271,22 @@ def _record_bodies(app: ASGIApp, journal: Journal) -> ASGIApp:
 
 
 def _serve_http(fd: int) -> None:
-    import uvicorn
-    from starlette.requests import Request
-    from starlette.responses import PlainTextResponse, Response
+    from servers.serving import serve_http
 
     server, journal = build_server()
-
-    async def health(request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    starlette_app = server.streamable_http_app()
-    starlette_app.add_route("/health", health, methods=["GET"])
-    app = _record_bodies(cast(ASGIApp, starlette_app), journal)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+    serve_http(server, fd, lambda app: _record_bodies(cast(ASGIApp, app), journal))
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="transport", required=True)
-    sub.add_parser("stdio", help="serve MCP on stdin/stdout")
-    http = sub.add_parser("http", help="serve streamable HTTP on an inherited listening socket")
-    http.add_argument("--fd", type=int, required=True, help="file descriptor of a listening TCP socket")
-    args = parser.parse_args(argv)
-    if args.transport == "stdio":
+    from servers.serving import http_fd
+
+    fd = http_fd(argv, __doc__.splitlines()[0] if __doc__ else None)
+    if fd is None:
         import anyio
 
         anyio.run(_serve_stdio)
     else:
-        _serve_http(args.fd)
+        _serve_http(fd)
 
 
 if __name__ == "__main__":

@@ -219,19 +219,9 @@ async def resume(store: Any, key: str, *, url: str | None = None) -> dict[str, A
 
 
 def _serve_http(fd: int) -> None:
-    import socket
+    from servers.serving import serve_http
 
-    import uvicorn
-    from starlette.requests import Request
-    from starlette.responses import PlainTextResponse, Response
-
-    async def health(request: Request) -> Response:
-        return PlainTextResponse("ok")
-
-    app = build_server(KEY).streamable_http_app()
-    app.add_route("/health", health, methods=["GET"])
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+    serve_http(build_server(KEY), fd)
 
 
 if __name__ == "__main__":  # python -m servers.inbox_server http --fd N

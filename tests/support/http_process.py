@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -89,3 +90,17 @@ def _wait_until_up(
         if time.monotonic() > deadline:
             pytest.fail(f"the HTTP server did not come up within {UP_WITHIN} s")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def served_mcp_url(module: str, *args: str) -> Iterator[str]:
+    """One of the tests' MCP servers (``servers.<module>``, run as ``-m servers.<module> http
+    --fd N ARGS``) over streamable HTTP on 127.0.0.1, up: its ``/mcp`` URL."""
+    from .processes import TESTS_DIR
+
+    with http_server_process(
+        lambda fd: [sys.executable, "-m", f"servers.{module}", "http", "--fd", str(fd), *args],
+        cwd=TESTS_DIR,
+        health_path="/health",
+    ) as base:
+        yield base + "/mcp"
