@@ -1,0 +1,450 @@
+"""Tasks: a tool that runs long answers its call with a task, and asks its questions there.
+
+MCP 2026-07-28 moved long-running tools into the tasks extension
+(``io.modelcontextprotocol/tasks``): a client that declares it may get, for a ``tools/call``, a
+task handle (``resultType: "task"``) instead of the result. It then polls ``tasks/get`` until
+the task ends; a task that needs the user is ``input_required`` and carries its questions
+(``inputRequests``, each an ``elicitation/create`` under a key), which the client answers with
+``tasks/update``; ``tasks/cancel`` stops it.
+
+[`TasksExtension`][toolnexus.tasks.TasksExtension] does all of that inside the SDK's own
+``Client.call_tool``, which returns the tool's result as for any other call::
+
+    from mcp import Client
+    from toolnexus import elicitation_callback
+    from toolnexus.tasks import TasksExtension
+
+    async with Client(server, elicitation_callback=elicitation_callback(wait_for),
+                      extensions=[TasksExtension()]) as client:
+        result = await client.call_tool("build_report", {"quarter": "Q3"})
+
+Each question goes to the client's own elicitation callback, so the resolver, the console,
+a ``Policy`` or ``durable.ask_in`` answer a task's questions as they answer any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import Field, ValidationError
+
+from ._errors import ToolnexusError
+
+__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension"]
+
+logger = logging.getLogger("toolnexus.tasks")
+
+TASKS: Final = "io.modelcontextprotocol/tasks"
+"""The extension's identifier, as the client declares it."""
+
+Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
+_ENDED: Final = frozenset({"completed", "failed", "cancelled"})
+_CANCEL_PATIENCE: Final = 5.0  # seconds a tasks/cancel may take once the call is over
+_QUESTIONS: Final[dict[str, type[types.InputRequest]]] = {
+    "elicitation/create": types.ElicitRequest,
+    "sampling/createMessage": types.CreateMessageRequest,
+    "roots/list": types.ListRootsRequest,
+}
+"""What an ``inputRequests`` entry may be, by its ``method``."""
+
+
+class TaskError(ToolnexusError, RuntimeError):
+    """A task ended without a result: cancelled by the server, past its time to live or the
+    extension's ``timeout``, asking more than ``max_questions``, a question no callback
+    could answer, or an answer to ``tasks/get`` that does not read as a task.
+
+    A task that *failed* raises the server's error as ``mcp.MCPError``, as a failed
+    ``tools/call`` does.
+
+    Attributes:
+        task_id: the server's id of the task.
+        status: ``"cancelled"``, ``"expired"`` (its time to live or the ``timeout`` passed),
+            or ``"invalid"`` (the server's answers broke the protocol, or a question could not
+            be answered).
+    """
+
+    def __init__(
+        self, message: str, *, task_id: str, status: Literal["cancelled", "expired", "invalid"]
+    ) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    """What a status callback sees each time a task's status or status message changes.
+
+    Attributes:
+        tool: the tool whose call became the task.
+        task_id: the server's id of the task.
+        status: ``working``, ``input_required``, ``completed``, ``failed`` or ``cancelled``.
+        message: the server's ``statusMessage`` (its text, as sent: escape it before a terminal
+            shows it), or ``None``.
+        elapsed: seconds since the call became a task, on this process's clock.
+    """
+
+    tool: str
+    task_id: str
+    status: Status
+    message: str | None
+    elapsed: float
+
+
+# --- the wire -------------------------------------------------------------------------------
+
+
+class _Task(types.Result):
+    """The fields every task result carries (the names are the wire's, in camel case)."""
+
+    task_id: str = Field(max_length=1024)
+    status: Status
+    status_message: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+
+
+class TaskHandle(_Task):
+    """A ``tools/call`` answered with a task (``resultType: "task"``)."""
+
+    result_type: Literal["task"]
+
+
+class _TaskState(_Task):
+    """``tasks/get``'s answer: the task, with its questions, its result or its error."""
+
+    input_requests: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class _TaskIdParams(types.RequestParams):
+    task_id: str
+
+
+class _UpdateParams(types.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
+
+
+class _GetTask(types.Request[_TaskIdParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: _TaskIdParams
+    name_param = "taskId"  # the Mcp-Name header over HTTP, which the extension requires
+
+
+class _UpdateTask(types.Request[_UpdateParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: _UpdateParams
+    name_param = "taskId"
+
+
+class _CancelTask(types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = "tasks/cancel"
+    params: _TaskIdParams
+    name_param = "taskId"
+
+
+# --- the extension --------------------------------------------------------------------------
+
+
+def _seconds(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+class TasksExtension(ClientExtension):
+    """The client side of the tasks extension, for ``mcp.Client(..., extensions=[...])``.
+
+    It declares the extension on 2026-07-28 connections (the SDK leaves it out of older
+    ones), and when a ``tools/call`` is answered with a task it drives the task to its end
+    inside ``call_tool``: it polls ``tasks/get`` at the server's ``pollIntervalMs`` (held
+    between ``poll_floor`` and ``poll_ceiling``), hands each question to the client's own
+    elicitation callback, sends each answer with ``tasks/update`` as soon as it is given
+    (never a key twice), and returns the tool's ``CallToolResult``. Several questions at
+    once are asked at once; a question the server stops asking is withdrawn. A task that
+    failed raises the server's error as ``mcp.MCPError``; one that ends otherwise without a
+    result raises [`TaskError`][toolnexus.tasks.TaskError]. When the awaiting call is
+    cancelled, or gives up with an error of its own, the task is sent ``tasks/cancel``.
+
+    Args:
+        on_status: called with a [`TaskStatus`][toolnexus.tasks.TaskStatus] each time a task's
+            status or status message changes (not on every poll). It runs in the event loop:
+            keep it quick. An exception it raises ends the call (and cancels the task).
+        poll_floor: the shortest wait between two polls, in seconds (a server may say 0).
+        poll_ceiling: the longest (a server may say a year); also the wait when the server
+            names none is 1 s within these bounds.
+        timeout: seconds a task may run in all, or ``None`` (the default: as long as the
+            server keeps it, up to its time to live). Past it the task is cancelled and
+            ``TaskError`` raised.
+        max_questions: questions one task may ask in all; past them it is cancelled (a
+            server that asks for ever must not grow the client's memory for ever).
+    """
+
+    identifier = TASKS
+
+    def __init__(
+        self,
+        *,
+        on_status: Callable[[TaskStatus], None] | None = None,
+        poll_floor: float = 0.1,
+        poll_ceiling: float = 30.0,
+        timeout: float | None = None,
+        max_questions: int = 1000,
+    ) -> None:
+        if on_status is not None and not callable(on_status):
+            raise TypeError(f"on_status must be callable, not {type(on_status).__name__}")
+        floor = _seconds("poll_floor", poll_floor)
+        ceiling = _seconds("poll_ceiling", poll_ceiling)
+        if ceiling < floor:
+            raise ValueError(f"poll_ceiling ({ceiling:g} s) is below poll_floor ({floor:g} s)")
+        if isinstance(max_questions, bool) or not isinstance(max_questions, int):
+            raise TypeError(f"max_questions must be an int, not {type(max_questions).__name__}")
+        if max_questions < 1:
+            raise ValueError(f"max_questions must be at least 1, not {max_questions}")
+        self._on_status = on_status
+        self._floor = floor
+        self._ceiling = ceiling
+        self._timeout = None if timeout is None else _seconds("timeout", timeout)
+        self._max_questions = max_questions
+
+    def __repr__(self) -> str:
+        return (
+            f"TasksExtension(poll_floor={self._floor:g}, poll_ceiling={self._ceiling:g},"
+            f" timeout={self._timeout!r}, max_questions={self._max_questions})"
+        )
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return (
+            ResultClaim(
+                result_type="task",
+                model=TaskHandle,
+                resolve=self._resolve,
+                protocol_versions=frozenset(MODERN_PROTOCOL_VERSIONS),
+            ),
+        )
+
+    def interval(self, poll_interval_ms: object) -> float:
+        """Seconds to wait before the next poll, for a server's ``pollIntervalMs``."""
+        wanted = 1.0
+        if isinstance(poll_interval_ms, int) and not isinstance(poll_interval_ms, bool):
+            wanted = poll_interval_ms / 1000
+        return min(max(wanted, self._floor), self._ceiling)
+
+    async def _resolve(self, handle: TaskHandle, ctx: ClaimContext) -> types.CallToolResult:
+        return await _Drive(self, handle, ctx).run()
+
+
+class _Drive:
+    """One task, polled to its end."""
+
+    def __init__(self, extension: TasksExtension, handle: TaskHandle, ctx: ClaimContext) -> None:
+        self.ext = extension
+        self.session: ClientSession = ctx.session
+        self.tool = ctx.tool_name
+        self.read_timeout = ctx.read_timeout_seconds
+        self.task_id = handle.task_id
+        self.started = anyio.current_time()
+        ttl = handle.ttl_ms
+        self.ttl_end = self.started + ttl / 1000 if ttl is not None and ttl > 0 else None
+        self.answered: set[str] = set()  # keys answered (or being sent): never answered twice
+        self.asking: dict[str, anyio.CancelScope] = {}
+        self.asked = 0
+        self.seen: tuple[str, str | None] | None = None
+        self.poke = anyio.Event()  # an answer was sent: poll again now
+        self.over = False  # the server ended the task: nothing to cancel
+        self.failure: Exception | None = None
+        self.group: anyio.abc.TaskGroup | None = None
+        self._report(handle)
+
+    def error(self, message: str, status: Literal["cancelled", "expired", "invalid"]) -> TaskError:
+        return TaskError(
+            f"task {self.task_id} of {self.tool}: {message}", task_id=self.task_id, status=status
+        )
+
+    async def run(self) -> types.CallToolResult:
+        try:
+            if self.ext._timeout is None:
+                return await self._poll_to_end()
+            try:
+                with anyio.fail_after(self.ext._timeout):
+                    return await self._poll_to_end()
+            except TimeoutError:
+                status = self.seen[0] if self.seen else "working"
+                raise self.error(f"still {status} after {self.ext._timeout:g} s", "expired") from None
+        finally:
+            if not self.over:
+                await self._cancel()
+
+    async def _poll_to_end(self) -> types.CallToolResult:
+        result: types.CallToolResult | None = None
+        async with anyio.create_task_group() as group:
+            self.group = group
+            try:
+                result = await self._loop(group)
+            except Exception as err:
+                self._fail(err)
+            group.cancel_scope.cancel()  # questions still asked are withdrawn
+        if self.failure is not None:
+            raise self.failure
+        assert result is not None
+        return result
+
+    def _fail(self, err: Exception) -> None:
+        if self.failure is None:
+            self.failure = err
+        if self.group is not None:
+            self.group.cancel_scope.cancel()
+
+    async def _loop(self, group: anyio.abc.TaskGroup) -> types.CallToolResult:
+        while True:
+            state = await self._get()
+            self._report(state)
+            done = self._ended(state)
+            if done is not None:
+                return done
+            if state.status == "input_required":
+                self._ask(group, state)
+            else:  # working: the server waits for no answer, so none is still asked
+                for scope in self.asking.values():
+                    scope.cancel()
+            if self.ttl_end is not None and anyio.current_time() > self.ttl_end:
+                self.over = True
+                raise self.error("its time to live ran out before it ended", "expired")
+            with anyio.move_on_after(self.ext.interval(state.poll_interval_ms)):
+                await self.poke.wait()
+            self.poke = anyio.Event()
+
+    def _ended(self, state: _TaskState) -> types.CallToolResult | None:
+        if state.status not in _ENDED:
+            return None
+        self.over = True
+        if state.status == "completed":
+            if state.result is None:
+                raise self.error("tasks/get said completed without a result", "invalid")
+            try:
+                return types.CallToolResult.model_validate(state.result, by_name=False)
+            except ValidationError as err:
+                raise self.error(f"its result is not a tool's result ({_first(err)})", "invalid") from None
+        if state.status == "failed":
+            if state.error is None:
+                raise self.error("tasks/get said failed without an error", "invalid")
+            try:
+                data = types.ErrorData.model_validate(state.error, by_name=False)
+            except ValidationError as err:
+                raise self.error(
+                    f"it failed with an error that does not read ({_first(err)})", "invalid"
+                ) from None
+            raise MCPError.from_error_data(data)
+        raise self.error("the server cancelled it", "cancelled")
+
+    def _ask(self, group: anyio.abc.TaskGroup, state: _TaskState) -> None:
+        requests = state.input_requests
+        if requests is None:
+            raise self.error("tasks/get said input_required without inputRequests", "invalid")
+        for key, scope in list(self.asking.items()):
+            if key not in requests:  # asked no more: the server moved on without it
+                scope.cancel()
+        for key, raw in requests.items():
+            if key in self.answered or key in self.asking:
+                continue
+            if self.asked >= self.ext._max_questions:
+                raise self.error(f"it asked more than {self.ext._max_questions} questions", "invalid")
+            request = self._question(key, raw)
+            self.asked += 1
+            scope = anyio.CancelScope()
+            self.asking[key] = scope
+            group.start_soon(self._answer, key, request, scope)
+
+    def _question(self, key: str, raw: object) -> types.InputRequest:
+        method = raw.get("method") if isinstance(raw, dict) else None
+        model = _QUESTIONS.get(method) if isinstance(method, str) else None
+        if model is None:
+            raise self.error(
+                f"its question {key!r} is not an elicitation, sampling or roots request", "invalid"
+            )
+        try:
+            params = raw.get("params") if isinstance(raw, dict) else None
+            if model is types.ElicitRequest and isinstance(params, dict):  # its mode picks the form
+                url = params.get("mode") == "url"
+                kind = types.ElicitRequestURLParams if url else types.ElicitRequestFormParams
+                return types.ElicitRequest(params=kind.model_validate(params, by_name=False))
+            return model.model_validate(raw, by_name=False)
+        except ValidationError as err:
+            raise self.error(f"its question {key!r} does not read ({_first(err)})", "invalid") from None
+
+    async def _answer(self, key: str, request: types.InputRequest, scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                ctx = ClientRequestContext(
+                    session=self.session, request_id=key, meta=request.params.meta if request.params else None
+                )
+                response = await self.session.dispatch_input_request(ctx, request)
+                if isinstance(response, types.ErrorData):
+                    raise self.error(f"its question {key!r} was not answered: {response.message}", "invalid")
+                self.answered.add(key)  # before the send: a key is never answered twice
+                value = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+                await self.session.send_request(
+                    _UpdateTask(params=_UpdateParams(task_id=self.task_id, input_responses={key: value})),
+                    types.EmptyResult,
+                    request_read_timeout_seconds=self.read_timeout,
+                )
+                self.poke.set()
+        except Exception as err:
+            self._fail(err)
+        finally:
+            self.asking.pop(key, None)
+
+    async def _get(self) -> _TaskState:
+        try:
+            return await self.session.send_request(
+                _GetTask(params=_TaskIdParams(task_id=self.task_id)),
+                _TaskState,
+                request_read_timeout_seconds=self.read_timeout,
+            )
+        except ValidationError as err:
+            raise self.error(
+                f"tasks/get answered with something that is not a task ({_first(err)})", "invalid"
+            ) from None
+
+    def _report(self, state: _Task) -> None:
+        seen = (state.status, state.status_message)
+        if seen == self.seen:
+            return
+        self.seen = seen
+        if self.ext._on_status is not None:
+            elapsed = anyio.current_time() - self.started
+            self.ext._on_status(
+                TaskStatus(self.tool, self.task_id, state.status, state.status_message, elapsed)
+            )
+
+    async def _cancel(self) -> None:
+        """``tasks/cancel``, best effort: the call is over, whatever the server says."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
+            try:
+                await self.session.send_request(
+                    _CancelTask(params=_TaskIdParams(task_id=self.task_id)), types.EmptyResult
+                )
+            except Exception as err:  # the connection may be gone: nothing more to do
+                logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
+
+
+def _first(err: ValidationError) -> str:
+    """The first problem pydantic found, by its place and kind (never the value)."""
+    problem = err.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in problem.get("loc", ())) or "the value"
+    return f"{where}: {problem.get('msg', 'invalid')}"
