@@ -47,6 +47,7 @@ E2E_MODULES = {
     "test_live_browser.py",
     "test_live_cli.py",
     "test_mcp1_server.py",
+    "test_tasks_fastmcp.py",
 }
 """Rule 1: modules whose tests run processes, every test in them. (``test_cli.py`` is left to
 rule 2, so that its in-process tests of the arguments stay quick.)"""

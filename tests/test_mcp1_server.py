@@ -14,13 +14,13 @@ import json
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
 from support.live import answering
+from support.venvs import python_with
 from toolnexus import Answer, Request, elicitation_callback
 from toolnexus.console import ConsoleResolver
 from toolnexus.durable import ask_in, open_store
@@ -31,33 +31,9 @@ MCP1_VENV = Path(
 SERVER = Path(__file__).resolve().parent / "servers" / "mcp1_server.py"
 
 
-UV = Path(__file__).resolve().parent.parent / ".venv-uv" / "bin" / "uv"
-"""The uv that ``bash scripts/test`` installs: it makes the environment in about a second of CPU,
-where pip takes 25 (measured on a new machine)."""
-
-
 @pytest.fixture(scope="session")
 def mcp1_python() -> Path:
-    python = MCP1_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import mcp.server.fastmcp"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    requirement = "mcp>=1.20,<2"
-    if UV.exists():
-        subprocess.run(
-            [str(UV), "venv", "--quiet", "--clear", "--python", sys.executable, str(MCP1_VENV)],
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
-        argv = [str(UV), "pip", "install", "--quiet", "--python", str(python), requirement]
-    else:
-        venv.create(MCP1_VENV, with_pip=True, clear=True)
-        argv = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", requirement]
-    install = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    if install.returncode != 0:
-        pytest.skip(f"mcp<2 could not be installed: {install.stderr.strip().splitlines()[-1:]}")
-    return python
+    return python_with("mcp1-venv", "mcp>=1.20,<2", "import mcp.server.fastmcp", directory=MCP1_VENV)
 
 
 @pytest.mark.anyio
