@@ -35,6 +35,7 @@ TRANSPORTS = ["inprocess", "stdio", "http"]
 E2E_MODULES = {
     "test_cli_edges.py",
     "test_cli_failures.py",
+    "test_cli_tasks.py",
     "test_cli_terminal.py",
     "test_conformance.py",
     "test_docs_browser.py",

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -266,6 +267,7 @@ class TasksServer(Extension):
     async def cancel(self, ctx: ServerRequestContext[Any, Any], params: _TaskId) -> dict[str, Any]:
         task = self.task(ctx, params.task_id)
         task.cancelled = True
+        print(f"tasks/cancel {task.id} ({task.tool})", file=sys.stderr, flush=True)  # for the command's tests
         if task.status not in ("completed", "failed", "cancelled"):
             task.status = "cancelled"
         return {}

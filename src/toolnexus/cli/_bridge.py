@@ -64,6 +64,9 @@ class Bridge:
         self.withdrawn = False
         self.interrupt: Callable[[str], None] | None = None
         """Takes the question on screen down with a reason (set by ``run_answering_here``)."""
+        self.end_call: Callable[[], None] | None = None
+        """Set (in the client's thread) while a tool is called: ends that call alone, so that
+        the connection stays up for what ending it sends (a task's ``tasks/cancel``)."""
 
     async def __call__(self, request: Request) -> Any:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -141,6 +144,11 @@ def _withdrawal(armed: threading.Event, reasons: list[str]) -> Iterator[None]:
         signal.signal(WITHDRAW_SIGNAL, previous)
 
 
+END_CALL_PATIENCE = 8.0
+"""Seconds a call stopped by Ctrl-C has to end by itself (a task's ``tasks/cancel`` waits up
+to 5 s for its reply) before the client is stopped."""
+
+
 def run_answering_here(
     work: Work, wait_for: Callable[[Request], Any], quit_requested: Callable[[], bool], output: Output
 ) -> int:
@@ -193,7 +201,12 @@ def run_answering_here(
     def stop() -> None:
         if loop_box:
             loop, task = loop_box[0]
-            loop.call_soon_threadsafe(task.cancel)
+            end_call = bridge.end_call
+            if end_call is not None:  # end the call first, and give it time to say so
+                loop.call_soon_threadsafe(end_call)
+                thread.join(timeout=END_CALL_PATIENCE)
+            if thread.is_alive():
+                loop.call_soon_threadsafe(task.cancel)
         thread.join(timeout=10)
 
     thread = threading.Thread(target=target, name="toolnexus-client", daemon=True)

@@ -569,14 +569,17 @@ async def run_connected(
     elicitation_callback: Any = None,
     message_handler: Any = None,
     asking: Callable[[], bool] | None = None,
+    extensions: Sequence[Any] = (),
 ) -> int:
     """Connect to ``server``, run ``body(client)``, close; the body's exit status.
 
     Raises :class:`CliError` with exit 3 and one line naming the server when the handshake
     fails or takes longer than ``connect_timeout`` seconds, and when the connection is lost
     while ``body`` runs (``asking``, true while a question is shown or waits live in a store,
-    makes a 2026-07-28 HTTP connection watched by a probe). Other failures of ``body`` are raised as they
-    are; a failure while closing, after ``body`` gave its status, is a warning.
+    makes a 2026-07-28 HTTP connection watched by a probe). ``extensions`` are the
+    client's (``mcp.Client(extensions=...)``: the tasks extension, for a command that calls
+    tools). Other failures of ``body`` are raised as they are; a failure while closing, after
+    ``body`` gave its status, is a warning.
     """
     import anyio
     from mcp import Client
@@ -590,6 +593,7 @@ async def run_connected(
         message_handler=message_handler,
         logging_callback=_server_log,
         mode=protocol,
+        extensions=list(extensions),
     )
     phase = ["connecting"]
     status: list[int] = []

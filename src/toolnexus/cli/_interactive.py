@@ -17,11 +17,12 @@ from .._log import log_traffic
 from .._wire import Request
 from ..console import ConsoleResolver
 from . import _answers
-from ._base import EXIT_CONNECTION, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Context
+from ._base import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Context
 from ._bridge import Bridge, run_answering_here
 from ._connection import ServerTarget, connection_closed, is_connection_failure, run_connected, server_name
 from ._output import one_line, reason
 from ._results import LEGACY_HINT, asks_the_legacy_way, error_line
+from ._tasks import TaskProgress
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -113,6 +114,13 @@ def _console(
     )
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def answer_here(
     args: argparse.Namespace,
     context: Context,
@@ -126,6 +134,8 @@ def answer_here(
     well, the first answer winning, or only there when standard input is not a terminal."""
     import sys
 
+    import anyio
+
     from ..mcp import ElicitationCompletions, elicitation_callback, first_answer
 
     completions = ElicitationCompletions()
@@ -137,6 +147,7 @@ def answer_here(
     on_result: OnResult | None = None
     write = open_log(args, context)
     here = live is None or sys.stdin.isatty()
+    progress = TaskProgress(context.output.dialogue, terminal=_is_terminal(context.output.dialogue))
 
     async def work(bridge: Bridge) -> int:
         asking: Callable[[Request], Awaitable[Any]] = bridge
@@ -152,17 +163,47 @@ def answer_here(
                 resolver.server_name = await server_name(client)
             if live is not None:
                 live.server = resolver.server_name
-            return await body(Connection(client, asking, completions, server, observer))
+            # Ctrl-C ends the call alone first (bridge.end_call), so that what ending it sends
+            # (a task's tasks/cancel) still has its connection.
+            call = anyio.CancelScope()
+            bridge.end_call = call.cancel
+            try:
+                with call:
+                    return await body(Connection(client, asking, completions, server, observer))
+                return EXIT_INTERRUPTED
+            finally:
+                bridge.end_call = None
+                progress.clear()
 
-        return await run_connected(
-            server,
-            with_client,
-            protocol=args.protocol,
-            connect_timeout=args.connect_timeout,
-            elicitation_callback=elicitation_callback(asking, on_result=observer),
-            message_handler=completions,
-            asking=lambda: bridge.asking.is_set() or bool(live is not None and live.asked),
-        )
+        async def ticking() -> None:
+            while True:
+                await anyio.sleep(1)
+                progress.tick()
+
+        # The task's line is redrawn every second; what run_connected raises is raised as
+        # it is (a task group would wrap it in an exception group).
+        outcome: list[int | Exception] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(ticking)
+            try:
+                outcome.append(
+                    await run_connected(
+                        server,
+                        with_client,
+                        protocol=args.protocol,
+                        connect_timeout=args.connect_timeout,
+                        elicitation_callback=elicitation_callback(asking, on_result=observer),
+                        message_handler=completions,
+                        asking=lambda: bridge.asking.is_set() or bool(live is not None and live.asked),
+                        extensions=[progress.extension()],
+                    )
+                )
+            except Exception as err:
+                outcome.append(err)
+            group.cancel_scope.cancel()
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]
 
     return run_answering_here(work, wait_for, lambda: resolver.quit_requested, context.output)
 
@@ -177,6 +218,7 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
     from mcp import MCPError
 
     from ..mcp import UrlElicitationRefusedError, call_tool_resolving_urls
+    from ..tasks import TaskError
 
     client = connection.client
     try:
@@ -188,8 +230,8 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
             completions=connection.completions,
             on_result=connection.on_result,
         )
-    except UrlElicitationRefusedError as err:
-        raise CliError(EXIT_TOOL_ERROR, str(err)) from None
+    except (UrlElicitationRefusedError, TaskError) as err:
+        raise CliError(EXIT_TOOL_ERROR, one_line(str(err))) from None
     except MCPError as err:
         if connection_closed(err):
             raise CliError(EXIT_CONNECTION, f"the connection to {connection.server.label} was lost") from None
