@@ -676,3 +676,18 @@ def test_a_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(
         env=environment(tmp_path, PYTHONPATH=str(tmp_path)),
     )
     assert (done.returncode, done.stderr, done.stdout) == (130, "toolnexus: interrupted\n", "")
+
+
+def test_tools_lists_what_call_can_reach_on_the_reference_server(
+    server_everything: str, tmp_path: Path
+) -> None:
+    """``tools`` declares what ``call`` does (form and URL elicitation, tasks): the reference
+    server then lists its elicitation tools, which it hides from a client that cannot answer
+    them, and says which tool runs as a task."""
+    listed = run(tmp_path, ["--stdio", server_everything], command="tools")
+    assert listed.returncode == 0, listed.stderr
+    names = [line.split(" ")[0] for line in listed.stdout.splitlines() if line and not line.startswith(" ")]
+    assert {"trigger-elicitation-request", "trigger-url-elicitation", "simulate-research-query"} <= set(names)
+    research = listed.stdout.split("simulate-research-query", 1)[1].split("\n\n", 1)[0]
+    assert "\n  runs as a task: required" in research
+    assert listed.stdout.count("runs as a task") == 1

@@ -74,6 +74,9 @@ def describe(tool: Tool) -> str:
             lines.append(line)
     else:
         lines.append("  arguments: none")
+    support = getattr(tool.execution, "task_support", None) if tool.execution is not None else None
+    if support in ("optional", "required"):  # 2025-11-25's execution.taskSupport
+        lines.append(f"  runs as a task: {support}")
     return "\n".join(lines)
 
 
@@ -106,16 +109,35 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             output.error(f"{server.label} has no tools")
         return EXIT_OK
 
+    from ..tasks import TasksExtension
+
+    # The capabilities `call` declares (form and URL elicitation, tasks): a server may list a
+    # tool only to a client that can answer it.
     return asyncio.run(
-        run_connected(server, body, protocol=args.protocol, connect_timeout=args.connect_timeout)
+        run_connected(
+            server,
+            body,
+            protocol=args.protocol,
+            connect_timeout=args.connect_timeout,
+            elicitation_callback=_never_asked,
+            extensions=[TasksExtension()],
+        )
     )
+
+
+async def _never_asked(context: Any, params: Any) -> Any:
+    """The elicitation callback of a listing, which asks nothing: a question is cancelled."""
+    from mcp_types import ElicitResult
+
+    return ElicitResult(action="cancel")
 
 
 COMMAND = Command(
     name="tools",
     help="list a server's tools, with their descriptions and arguments",
     description="Connect to an MCP server and list its tools: each one's name, description and "
-    "arguments (type, required, default, description). With --json, the tools as the server "
+    "arguments (type, required, default, description), and whether it runs as a task. With --json, "
+    "the tools as the server "
     "describes them (name, description, inputSchema).",
     arguments=_arguments,
     run=_run,
