@@ -16,6 +16,7 @@ import pytest
 
 from support.fuzzing import register_profile
 from support.http_process import served_mcp_url
+from support.npm import server_everything  # noqa: F401  (the MCP reference test server, over stdio)
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
 from support.processes import TESTS_DIR, Processes, forbid_processes_in, quick_test
 from support.stores import backend  # noqa: F401  (each store test on SQLite and on PostgreSQL)
@@ -54,6 +55,7 @@ E2E_MODULES = {
 rule 2, so that its in-process tests of the arguments stay quick.)"""
 E2E_FIXTURES = {
     "processes",
+    "server_everything",
     "sessions",
     "demo_http_url",
     "http_server_url",

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,7 +27,6 @@ from servers.edge_server import HOSTILE, HOSTILE_FIELDS
 from support import forkserver
 from support.environment import environment as support_environment
 from support.http_process import http_server_process
-from support.npm import ROOT, NpmUnreachableError, install_pinned
 from support.processes import Processes
 
 PYTHON = sys.executable
@@ -414,25 +411,6 @@ def test_server_dies_while_a_2026_question_waits_withdraws_it_and_exits_3(tmp_pa
 # --- the reference test server (npm) ---------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server_everything() -> str:
-    """The command that runs ``@modelcontextprotocol/server-everything`` over stdio, pinned by
-    ``support/server-everything/`` and installed from the npm registry into
-    ``.server-everything/`` (once; later runs reuse it)."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("needs node and npm")
-    try:
-        entry = install_pinned(
-            TESTS / "support" / "server-everything",
-            ROOT / ".server-everything",
-            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        )
-    except NpmUnreachableError as err:
-        pytest.skip(f"cannot install server-everything: {err}")
-    return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads child processes from /proc")
 @pytest.mark.parametrize("after", [0.5, 3.0, 8.0])
 def test_reference_server_killed_while_its_question_waits_withdraws_it_and_exits_3(
@@ -691,3 +669,16 @@ def test_tools_lists_what_call_can_reach_on_the_reference_server(
     research = listed.stdout.split("simulate-research-query", 1)[1].split("\n\n", 1)[0]
     assert "\n  runs as a task: required" in research
     assert listed.stdout.count("runs as a task") == 1
+
+
+def test_call_runs_the_reference_servers_task_required_tool_as_a_task(
+    server_everything: str, tmp_path: Path
+) -> None:
+    """2025-11-25: ``simulate-research-query`` runs only as a task ("requires task
+    augmentation" before); ``call`` asks for one, shows its progress, and asks its question."""
+    arguments = json.dumps({"topic": "bees", "ambiguous": True})
+    r = run(tmp_path, ["--stdio", server_everything, "simulate-research-query", arguments], "current\n\n")
+    assert r.returncode == 0, r.stderr
+    assert "# Research Report: bees (current)" in r.stdout
+    assert "toolnexus: task simulate-research-query: working: Gathering sources..." in r.stderr
+    assert "Please clarify what you're looking for" in r.stderr

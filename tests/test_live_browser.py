@@ -9,8 +9,6 @@ through ``toolnexus call --inbox``, answered in Chromium.
 from __future__ import annotations
 
 import asyncio
-import shlex
-import shutil
 import subprocess
 import sys
 import threading
@@ -25,7 +23,6 @@ from playwright.sync_api import Browser, Page, expect
 from support import forkserver
 from support.browser import browser
 from support.environment import environment
-from support.npm import NpmUnreachableError, install_pinned
 from toolnexus import Answer, Request, inbox
 from toolnexus.durable import SqliteStore, ask_in, open_store
 
@@ -198,22 +195,6 @@ def test_a_question_withdrawn_while_its_page_is_open_says_so_and_records_no_answ
         expect(page.locator("form.answer")).to_have_count(0)
     finally:
         page.goto("about:blank")
-
-
-@pytest.fixture(scope="module")
-def server_everything() -> str:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("needs node and npm")
-    try:
-        entry = install_pinned(
-            TESTS / "support" / "server-everything",
-            ROOT / ".server-everything",
-            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-        )
-    except NpmUnreachableError as err:
-        pytest.skip(f"cannot install server-everything: {err}")
-    return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"
 
 
 def test_the_reference_servers_form_answered_in_chromium_through_call_inbox(

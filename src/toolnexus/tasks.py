@@ -28,7 +28,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 import anyio.abc
@@ -41,7 +41,10 @@ from pydantic import Field, ValidationError
 
 from ._errors import ToolnexusError
 
-__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension"]
+if TYPE_CHECKING:
+    from mcp import Client
+
+__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension", "call_tool", "task_support"]
 
 logger = logging.getLogger("toolnexus.tasks")
 
@@ -448,3 +451,160 @@ def _first(err: ValidationError) -> str:
     problem = err.errors(include_url=False, include_input=False)[0]
     where = ".".join(str(part) for part in problem.get("loc", ())) or "the value"
     return f"{where}: {problem.get('msg', 'invalid')}"
+
+
+# --- 2025-11-25: task-augmented tools/call ---------------------------------------------------
+
+
+async def call_tool(
+    client: Client,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    tasks: TasksExtension | None = None,
+    as_task: bool | None = None,
+) -> types.CallToolResult:
+    """Call the tool ``name``, as a task where it runs as one, in either protocol era.
+
+    On 2026-07-28 this is ``client.call_tool``: a server answers with a task on its own, and
+    the client's [`TasksExtension`][toolnexus.tasks.TasksExtension] drives it (give it to
+    ``Client(extensions=[...])``). On 2025-11-25 the client asks for the task: when the tool's
+    ``execution.taskSupport`` is ``required`` (or ``as_task=True`` for an ``optional`` one),
+    the call is sent with ``params.task``, its status is polled with ``tasks/get`` (as ``tasks``
+    says: floor, ceiling, ``on_status``, ``timeout``), and ``tasks/result`` brings the result,
+    with the server's questions on the way, answered by the client's elicitation callback.
+    Cancelling the call sends ``tasks/cancel``. Otherwise it is ``client.call_tool``.
+
+    Raises:
+        mcp.MCPError: the task failed (the server's error), or the call was refused.
+        TaskError: the server cancelled the task, its answers broke the protocol, or the
+            ``timeout`` passed.
+    """
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return await client.call_tool(name, arguments)
+    if as_task is None:
+        as_task = await task_support(client, name) == "required"
+    if not as_task:
+        return await client.call_tool(name, arguments)
+    return await _LegacyTask(tasks or TasksExtension(), client.session, name).run(arguments)
+
+
+async def task_support(client: Client, name: str) -> Literal["forbidden", "optional", "required"] | None:
+    """Whether the tool ``name`` runs as a task, as the server lists it (2025-11-25's
+    ``execution.taskSupport``): ``"required"``, ``"optional"``, ``"forbidden"``, or ``None``
+    when the server does not say (or has no such tool)."""
+    cursor: str | None = None
+    for _ in range(100):  # pages at most: a server that never stops paging is cut off
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            if tool.name == name:
+                return tool.execution.task_support if tool.execution is not None else None
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return None
+
+
+class _LegacyTask:
+    """One 2025-11-25 task: created by the call, watched with ``tasks/get``, its result (and
+    the server's questions on the way) brought by ``tasks/result``."""
+
+    def __init__(self, extension: TasksExtension, session: ClientSession, tool: str) -> None:
+        self.ext = extension
+        self.session = session
+        self.tool = tool
+        self.task_id = ""
+        self.started = anyio.current_time()
+        self.seen: tuple[str, str | None] | None = None
+        self.status = "working"
+        self.over = False
+
+    def error(self, message: str, status: Literal["cancelled", "expired", "invalid"]) -> TaskError:
+        return TaskError(
+            f"task {self.task_id} of {self.tool}: {message}", task_id=self.task_id, status=status
+        )
+
+    async def run(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        # mcp 2.3's ClientSession.send_request checks a tools/call result against 2025-11-25's
+        # CallToolResult, which a CreateTaskResult is not: the request goes through the
+        # session's dispatcher, the one the session sends everything through.
+        dispatcher = getattr(self.session, "_dispatcher", None)
+        if dispatcher is None or not callable(getattr(dispatcher, "send_raw_request", None)):
+            raise RuntimeError("this mcp SDK's ClientSession cannot send a task-augmented tools/call")
+        params = {"name": self.tool, "arguments": arguments or {}, "task": {}}
+        headers = {"mcp-protocol-version": self.session.protocol_version or "2025-11-25"}
+        raw = await dispatcher.send_raw_request("tools/call", params, {"headers": headers})
+        try:
+            task = types.CreateTaskResult.model_validate(raw, by_name=False).task
+        except ValidationError as err:
+            raise TaskError(
+                f"{self.tool}: the call was not answered with a task ({_first(err)})",
+                task_id="",
+                status="invalid",
+            ) from None
+        self.task_id = task.task_id
+        self._report(task.status, task.status_message)
+        try:
+            if self.ext._timeout is None:
+                return await self._result(task.poll_interval)
+            try:
+                with anyio.fail_after(self.ext._timeout):
+                    return await self._result(task.poll_interval)
+            except TimeoutError:
+                raise self.error(f"still {self.status} after {self.ext._timeout:g} s", "expired") from None
+        finally:
+            if not self.over:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
+                    try:
+                        cancel = types.CancelTaskRequest(
+                            params=types.CancelTaskRequestParams(task_id=self.task_id)
+                        )
+                        await self.session.send_request(cancel, types.CancelTaskResult)
+                    except Exception as err:  # the connection may be gone: nothing more to do
+                        logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
+
+    async def _result(self, interval: int | None) -> types.CallToolResult:
+        outcome: list[types.CallToolResult | Exception] = []
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._watch, interval)
+            try:
+                request = types.GetTaskPayloadRequest(
+                    params=types.GetTaskPayloadRequestParams(task_id=self.task_id)
+                )
+                outcome.append(await self.session.send_request(request, types.CallToolResult))
+            except Exception as err:
+                outcome.append(err)
+            group.cancel_scope.cancel()
+        self.over = True  # tasks/result answered: the task ended, one way or another
+        result = outcome[0]
+        if isinstance(result, MCPError) and self.status == "cancelled":
+            raise self.error("the server cancelled it", "cancelled") from None
+        if isinstance(result, ValidationError):
+            raise self.error(f"its result is not a tool's result ({_first(result)})", "invalid") from None
+        if isinstance(result, Exception):
+            raise result
+        self._report("completed", None)
+        return result
+
+    async def _watch(self, interval: int | None) -> None:
+        """``tasks/get`` at the server's interval, for the status callback, until the end."""
+        request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=self.task_id))
+        while True:
+            await anyio.sleep(self.ext.interval(interval))
+            try:
+                task = await self.session.send_request(request, types.GetTaskResult)
+            except (MCPError, ValidationError):
+                return  # tasks/result says how it ended
+            self._report(task.status, task.status_message)
+            interval = task.poll_interval
+            if task.status in _ENDED:
+                return
+
+    def _report(self, status: str, message: str | None) -> None:
+        self.status = status
+        if (status, message) == self.seen:
+            return
+        self.seen = (status, message)
+        if self.ext._on_status is not None:
+            elapsed = anyio.current_time() - self.started
+            self.ext._on_status(TaskStatus(self.tool, self.task_id, status, message, elapsed))  # type: ignore[arg-type]

@@ -16,6 +16,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # What npm says when it cannot reach its registry (or a mirror it is set to).
@@ -69,3 +71,24 @@ def install_pinned(pins: Path, into: Path, entry: str, announce: str | None = No
         raise RuntimeError(f"npm ci in {into} did not install {entry}")
     stamp.write_text(wanted, encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="session")
+def server_everything() -> str:
+    """The command that runs ``@modelcontextprotocol/server-everything`` (the MCP reference
+    test server) over stdio, pinned by ``support/server-everything/`` and installed from the
+    npm registry into ``.server-everything/`` (once; later runs reuse it)."""
+    import shlex
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node and npm")
+    try:
+        entry = install_pinned(
+            ROOT / "tests" / "support" / "server-everything",
+            ROOT / ".server-everything",
+            "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        )
+    except NpmUnreachableError as err:
+        pytest.skip(f"cannot install server-everything: {err}")
+    return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from ..durable import LiveResolver
     from ..mcp import ElicitationCompletions, OnResult
+    from ..tasks import TasksExtension
 
 __all__ = ["Connection", "add_answer_options", "add_output_options", "answer_here", "call_tool"]
 
@@ -95,6 +96,9 @@ class Connection:
     completions: ElicitationCompletions
     server: ServerTarget
     on_result: OnResult | None = None
+    tasks: TasksExtension | None = None
+    """The tasks extension the client declares (2026-07-28), whose settings a 2025-11-25 task
+    of the call uses too."""
 
 
 def _console(
@@ -148,6 +152,7 @@ def answer_here(
     write = open_log(args, context)
     here = live is None or sys.stdin.isatty()
     progress = TaskProgress(context.output.dialogue, terminal=_is_terminal(context.output.dialogue))
+    tasks = progress.extension()
 
     async def work(bridge: Bridge) -> int:
         asking: Callable[[Request], Awaitable[Any]] = bridge
@@ -169,7 +174,7 @@ def answer_here(
             bridge.end_call = call.cancel
             try:
                 with call:
-                    return await body(Connection(client, asking, completions, server, observer))
+                    return await body(Connection(client, asking, completions, server, observer, tasks))
                 return EXIT_INTERRUPTED
             finally:
                 bridge.end_call = None
@@ -195,7 +200,7 @@ def answer_here(
                         elicitation_callback=elicitation_callback(asking, on_result=observer),
                         message_handler=completions,
                         asking=lambda: bridge.asking.is_set() or bool(live is not None and live.asked),
-                        extensions=[progress.extension()],
+                        extensions=[tasks],
                     )
                 )
             except Exception as err:
@@ -216,12 +221,17 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
     refused URLs, 3 when the connection fails or is lost. A tool error result is returned.
     """
     from mcp import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from ..mcp import UrlElicitationRefusedError, call_tool_resolving_urls
-    from ..tasks import TaskError
+    from ..tasks import TaskError, task_support
+    from ..tasks import call_tool as tasks_call_tool
 
     client = connection.client
     try:
+        legacy = connection.tasks is not None and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        if legacy and await task_support(client, tool) == "required":  # 2025-11-25: ask for a task
+            return await tasks_call_tool(client, tool, arguments, tasks=connection.tasks, as_task=True)
         return await call_tool_resolving_urls(
             client,
             tool,

@@ -1,0 +1,69 @@
+"""Tasks the 2025-11-25 way (toolnexus.tasks.call_tool): the client asks for a task (a
+task-augmented ``tools/call``), watches it with ``tasks/get``, and ``tasks/result`` brings
+the result with the server's questions on the way; against the MCP reference server
+(``server-everything``'s ``simulate-research-query``, which runs only as a task)."""
+
+from __future__ import annotations
+
+import shlex
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from toolnexus import Answer, Request, elicitation_callback
+from toolnexus.tasks import TasksExtension, TaskStatus, call_tool, task_support
+
+pytestmark = pytest.mark.anyio
+
+
+def stdio(command: str) -> StdioServerParameters:
+    program, *args = shlex.split(command)
+    return StdioServerParameters(command=program, args=args)
+
+
+def clarify(request: Request) -> Answer:
+    assert request.data is not None
+    assert "interpretation" in request.data["schema"]["properties"]
+    return Answer(request.id, True, {"interpretation": "historical"})
+
+
+async def test_a_task_required_tool_runs_as_a_task_and_its_question_is_answered(
+    server_everything: str,
+) -> None:
+    statuses: list[TaskStatus] = []
+    tasks = TasksExtension(on_status=statuses.append)
+    async with Client(
+        stdio(server_everything), mode="legacy", elicitation_callback=elicitation_callback(clarify)
+    ) as c:
+        assert c.protocol_version == "2025-11-25"
+        assert await task_support(c, "simulate-research-query") == "required"
+        assert await task_support(c, "echo") == "forbidden"
+        assert await task_support(c, "no-such-tool") is None
+        research = await call_tool(
+            c, "simulate-research-query", {"topic": "bees", "ambiguous": True}, tasks=tasks
+        )
+        echoed = await call_tool(c, "echo", {"message": "not a task"}, tasks=tasks)
+    block = research.content[0]
+    assert isinstance(block, mcp_types.TextContent)
+    assert "Research Report: bees (historical)" in block.text
+    assert [block.text for block in echoed.content if isinstance(block, mcp_types.TextContent)] == [
+        "Echo: not a task"
+    ]
+    seen = [status.status for status in statuses]
+    assert seen[0] == "working"  # (input_required lasts as long as the answer takes: a poll may miss it)
+    assert seen[-1] == "completed"
+    assert len({status.task_id for status in statuses}) == 1
+
+
+async def test_cancelling_the_call_cancels_the_reference_servers_task(server_everything: str) -> None:
+    statuses: list[TaskStatus] = []
+    tasks = TasksExtension(on_status=statuses.append)
+    async with Client(stdio(server_everything), mode="legacy") as client:
+        with anyio.move_on_after(1.5) as scope:
+            await call_tool(client, "simulate-research-query", {"topic": "ants"}, tasks=tasks)
+        assert scope.cancelled_caught
+        request = mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=statuses[0].task_id))
+        seen = await client.session.send_request(request, mcp_types.GetTaskResult)
+    assert seen.status == "cancelled"
