@@ -127,7 +127,8 @@ def ours() -> tuple[dict[str, Case], dict[str, str]]:
         "validator_accept": Case("validate(accept_input)", env, _result_check("accept", DATA)),
         "validator_decline": Case("validate(decline_input)", env, _result_check("decline", None)),
     }
-    return cases, {"toolnexus": version("toolnexus"), "mcp": version("mcp"), "pydantic": version("pydantic")}
+    versions = {"toolnexus": version("toolnexus-mcp"), "mcp": version("mcp"), "pydantic": version("pydantic")}
+    return cases, versions
 
 
 def upstream() -> tuple[dict[str, Case], dict[str, str]]:

@@ -334,7 +334,7 @@ def test_without_fastmcp_the_import_error_names_the_extra(processes: Processes) 
     kind, message = out["fastmcp"]
     assert kind == "ImportError"
     assert "\n" not in message
-    assert "pip install 'toolnexus[fastmcp]'" in message
+    assert "pip install 'toolnexus-mcp[fastmcp]'" in message
     # A FastMCP that is there but broken is not reported as missing.
     if out["fastmcp.client"] is not None:  # FastMCP's own __init__ imports its client
         assert out["fastmcp.client"] == ["ModuleNotFoundError", "No module named 'fastmcp.client'"]

@@ -131,3 +131,21 @@ def test_mypy_follows_every_package_our_modules_import() -> None:
         if name in skipped and where - allowed.get(name, set())
     }
     assert not unchecked, f"imported by our modules, but mypy does not follow them: {unchecked}"
+
+
+def test_the_distribution_has_a_name_of_its_own_and_every_install_line_says_it() -> None:
+    """``toolnexus`` on the package index is another project (a toolkit on ``mcp`` 1.x): a
+    user told to ``pip install 'toolnexus[inbox]'`` got it. Ours is ``toolnexus-mcp``."""
+    assert _pyproject()["project"]["name"] == "toolnexus-mcp"
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(SRC.rglob("*.py"))]
+    wrong = [
+        f"{page.relative_to(ROOT)}: {' '.join(match.group(0).split())}"
+        for page in pages
+        for match in re.finditer(
+            r"pip\s+install\s+['\"]?toolnexus(?![-\w])\S*", page.read_text(encoding="utf-8")
+        )
+    ]
+    assert wrong == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "published as `toolnexus-mcp`" in readme
+    assert "cannot be\ninstalled in one environment" in readme

@@ -5,7 +5,7 @@ PostgreSQL's: its connections (a few, checked and replaced after a restart), cla
 ``LISTEN``/``NOTIFY``, read-only sessions, and the DDL of each format; the lifecycle is
 ``_engine``'s.
 
-Needs psycopg 3: ``pip install 'toolnexus[postgres]'``. psycopg is imported only when a
+Needs psycopg 3: ``pip install 'toolnexus-mcp[postgres]'``. psycopg is imported only when a
 ``PostgresStore`` is made.
 """
 
@@ -411,7 +411,8 @@ class PostgresStore(StoreEngine):
         try:
             import psycopg  # noqa: F401
         except ImportError:
-            raise ImportError("PostgresStore needs psycopg 3: pip install 'toolnexus[postgres]'") from None
+            message = "PostgresStore needs psycopg 3: pip install 'toolnexus-mcp[postgres]'"
+            raise ImportError(message) from None
         self.dsn = dsn
         dialect = _Dialect(dsn, pool_size, int(timeout), bool(read_only))
         super().__init__(

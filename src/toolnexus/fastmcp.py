@@ -8,7 +8,7 @@ resolver, on top of [`elicitation_callback`][toolnexus.mcp.elicitation_callback]
 paths share one bridge.
 
 This is the only toolnexus module that imports FastMCP; install it with
-``pip install 'toolnexus[fastmcp]'``.
+``pip install 'toolnexus-mcp[fastmcp]'``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ try:
 except ModuleNotFoundError as _err:  # only FastMCP itself missing gets the hint, not a broken install
     if _err.name != "fastmcp":
         raise
-    raise ImportError("toolnexus.fastmcp needs FastMCP: pip install 'toolnexus[fastmcp]'") from None
+    raise ImportError("toolnexus.fastmcp needs FastMCP: pip install 'toolnexus-mcp[fastmcp]'") from None
 
 from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 
