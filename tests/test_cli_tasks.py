@@ -18,7 +18,8 @@ from support.environment import environment
 from support.processes import TESTS_DIR
 from support.terminal import Terminal, children
 
-SERVER = f"{sys.executable} -m servers.tasks_server stdio"
+SERVER = forkserver.server_command([sys.executable, "-m", "servers.tasks_server", "stdio"])
+"""The tasks server, forked by the fork server (milliseconds of CPU where a start is a second)."""
 
 
 def command(*args: str) -> list[str]:
