@@ -49,6 +49,7 @@ E2E_MODULES = {
     "test_live_browser.py",
     "test_live_cli.py",
     "test_mcp1_server.py",
+    "test_release.py",
     "test_tasks_fastmcp.py",
 }
 """Rule 1: modules whose tests run processes, every test in them. (``test_cli.py`` is left to
