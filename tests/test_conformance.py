@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from support import forkserver
+from support.needs import unavailable
 from support.npm import NpmUnreachableError
 
 CONFORMANCE_DIR = Path(__file__).resolve().parent / "conformance"
@@ -108,7 +109,7 @@ def suite() -> conformance.Suite:
     try:
         return conformance.ensure_installed()
     except NpmUnreachableError as err:
-        pytest.skip(f"the MCP conformance suite cannot be installed: {err}")
+        unavailable("the MCP conformance suite", f"cannot be installed: {err}")
 
 
 def run_scenario(suite: conformance.Suite, scenario: str, version: str, out: Path) -> Run:

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import toolnexus
-from support.redis import unavailable
+from support.needs import unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 UV = ROOT / ".venv-uv" / "bin" / "uv"

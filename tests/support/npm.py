@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from .needs import unavailable
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # What npm says when it cannot reach its registry (or a mirror it is set to).
@@ -82,7 +84,7 @@ def server_everything() -> str:
 
     node = shutil.which("node")
     if node is None:
-        pytest.skip("needs node and npm")
+        unavailable("Node", "node is not installed")
     try:
         entry = install_pinned(
             ROOT / "tests" / "support" / "server-everything",
@@ -90,5 +92,5 @@ def server_everything() -> str:
             "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
         )
     except NpmUnreachableError as err:
-        pytest.skip(f"cannot install server-everything: {err}")
+        unavailable("server-everything", f"cannot be installed: {err}")
     return f"{shlex.quote(node)} {shlex.quote(str(entry))} stdio"

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .needs import unavailable
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -36,9 +38,7 @@ __all__ = ["PostgresServer", "postgres_server", "postgres_url"]
 
 
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"PostgreSQL is needed in CI and {reason}", pytrace=False)
-    pytest.skip(f"PostgreSQL: {reason} (scripts/test installs it; CI fails here)")
+    unavailable("PostgreSQL", reason)
 
 
 def _bin_dir() -> Path | None:

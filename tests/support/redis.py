@@ -2,7 +2,7 @@
 Docket, on Redis): Debian's ``redis-server``, started once per session on a free port of
 127.0.0.1, nothing saved to disk, stopped at the end. ``scripts/test`` installs it where it
 is missing; without it a test that needs it fails with the reason when ``CI=true`` and is
-skipped with the reason on a developer's machine."""
+skipped with the reason on a developer's machine (support/needs.py)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,15 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
+
+from .needs import unavailable
 
 __all__ = ["redis_url"]
 
 UP_WITHIN = 30
 """Seconds Redis has to accept a connection (a guard against a hang, not a speed check)."""
-
-
-def unavailable(what: str, reason: str) -> NoReturn:
-    """Skip a test whose real part is missing, saying why; fail it in CI."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{what} is needed in CI and {reason}", pytrace=False)
-    pytest.skip(f"{what}: {reason}")
 
 
 def _free_port() -> int:

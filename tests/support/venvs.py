@@ -11,7 +11,7 @@ import sys
 import venv
 from pathlib import Path
 
-from .redis import unavailable
+from .needs import unavailable
 
 UV = Path(__file__).resolve().parent.parent.parent / ".venv-uv" / "bin" / "uv"
 """The uv that ``bash scripts/test`` installs."""
