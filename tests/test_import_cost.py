@@ -56,6 +56,12 @@ def test_the_package_and_the_commands_entry_point_load_nothing_of_the_sdk(
     assert json.loads(out) == []
 
 
+def test_the_commands_package_exposes_its_entry_point_alone() -> None:
+    import toolnexus.cli
+
+    assert toolnexus.cli.__all__ == ["main"]
+
+
 @pytest.mark.parametrize("module", ["toolnexus", "toolnexus.cli"])
 def test_every_public_name_is_there_when_used(module: str) -> None:
     import importlib
@@ -70,11 +76,8 @@ def test_every_public_name_is_there_when_used(module: str) -> None:
 
 def test_a_name_loaded_when_used_is_its_homes_own() -> None:
     import toolnexus
-    import toolnexus.cli
     from toolnexus._wire import Answer
-    from toolnexus.cli._commands import COMMANDS
     from toolnexus.mcp import elicitation_callback
 
     assert toolnexus.Answer is Answer
     assert toolnexus.elicitation_callback is elicitation_callback
-    assert toolnexus.cli.COMMANDS is COMMANDS

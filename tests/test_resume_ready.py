@@ -21,8 +21,9 @@ from servers.counting_server import build_server as counting_server
 from servers.durable_server import build_server
 from support.stores import Backend, Store
 from toolnexus import Answer, durable
+from toolnexus.cli._worker import outcome_line
 from toolnexus.durable import Event, Outcome, Pending, ServerMismatchError
-from toolnexus.worker import Worker, outcome_line
+from toolnexus.worker import Worker
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,6 @@ the command line.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -41,14 +40,13 @@ from ._store import (
     fire,
 )
 from ._time import check_seconds
-from ._util import escape_text
 from ._watch import Watcher
 from .durable import Outcome, park_only, resume_ready
 
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["Worker", "add_worker_options", "outcome_line"]
+__all__ = ["Worker"]
 
 logger = logging.getLogger(__name__)
 
@@ -248,49 +246,3 @@ class Worker:
             left = deadline - anyio.current_time()
             if left <= 0 or await watcher.wait_async(min(left, _STOP_LATENCY)):
                 return
-
-
-# --- the command ---------------------------------------------------------------------------------
-
-
-def outcome_line(outcome: Outcome) -> str:
-    """One line for an outcome: key, what was called, what came of it; server text escaped."""
-    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}[outcome.method]
-    what = f"{kind} {escape_text(outcome.target)}"
-    if outcome.status == "done":
-        if outcome.next is not None:
-            said = f"done: the server asks again, parked as {outcome.next}"
-        else:
-            is_error = getattr(outcome.result, "is_error", False)
-            said = "done (the tool reported an error)" if is_error else "done"
-    elif outcome.status == "retry":
-        said = f"failed, will retry: {escape_text(outcome.error or '')}"
-    elif outcome.status == "failed":
-        said = f"failed: {escape_text(outcome.error or '')}"
-    else:
-        said = "lost: the lease ran out; another worker may resume it"
-    return f"{outcome.key}  {what}  {said}"
-
-
-def add_worker_options(parser: argparse.ArgumentParser) -> None:
-    """The options of a worker alone (for a command that has its own connection options)."""
-    parser.add_argument("--once", action="store_true", help="resume what is ready, then exit")
-    parser.add_argument(
-        "--lease", type=float, default=60.0, metavar="SECONDS", help="how long a claim holds unrenewed (60)"
-    )
-    parser.add_argument(
-        "--server-name",
-        metavar="NAME",
-        help="resume the calls parked from the server of this name (default: the connected server's own; "
-        "give the old name of a renamed server)",
-    )
-    parser.add_argument(
-        "--retries",
-        type=int,
-        default=0,
-        metavar="N",
-        help="put a failed call back N times before it stays failed",
-    )
-    parser.add_argument(
-        "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
-    )  # the longest sleep between two looks; tests shorten it

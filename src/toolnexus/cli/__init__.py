@@ -64,48 +64,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from .._util import lazy_names
-from ._base import (
-    EXIT_BROKEN_PIPE,
-    EXIT_CONNECTION,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_TOOL_ERROR,
-    EXIT_USAGE,
-    CliError,
-    Command,
-    Context,
-)
+from ._base import EXIT_INTERRUPTED
 
-if TYPE_CHECKING:
-    from ._commands import COMMANDS
-    from ._main import build_parser
-
-__all__ = [
-    "COMMANDS",
-    "EXIT_BROKEN_PIPE",
-    "EXIT_CONNECTION",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_TOOL_ERROR",
-    "EXIT_USAGE",
-    "CliError",
-    "Command",
-    "Context",
-    "build_parser",
-    "main",
-]
-
-
-# The registry and the parser import every subcommand, and so the SDK (about a second): loaded
-# when first used (PEP 562), so that ``main`` can load them inside its own Ctrl-C handling.
-_HOMES = {"COMMANDS": "._commands", "build_parser": "._main"}
-
-
-if not TYPE_CHECKING:  # so that a type checker still reports a name that is not here
-    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), __all__)
+# The command's insides (``Command``, ``Context``, ``CliError``, the exit statuses, the registry
+# and the parser) are its own (``_base``, ``_commands``, ``_main``): this package's one public
+# name is the entry point. Loading the subcommands imports the SDK (about a second): ``main``
+# loads them inside its own Ctrl-C handling.
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

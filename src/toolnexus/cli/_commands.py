@@ -1,7 +1,7 @@
 """The one registry of the ``toolnexus`` subcommands, in the order ``--help`` lists them.
 
 Each subcommand is a module of this package with a ``COMMAND``
-(`toolnexus.cli.Command`); registering it is one line here.
+(`Command`, in `_base`); registering it is one line here.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+from typing import TYPE_CHECKING
 
 from .._util import escape_text
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
@@ -17,12 +18,13 @@ from ._connection import add_connection_options, make_client, server_from
 from ._output import reason
 from ._stores import open_store
 
-__all__ = ["COMMAND"]
+if TYPE_CHECKING:
+    from ..durable import Outcome
+
+__all__ = ["COMMAND", "outcome_line"]
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    from ..worker import add_worker_options
-
     parser.add_argument("store", metavar="STORE", help="the store: a file, or a postgresql:// URL")
     add_connection_options(parser)
     add_worker_options(parser)
@@ -32,8 +34,8 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     import anyio
     from mcp import Client
 
-    from ..durable import ANY_SERVER, Outcome, StoreError, StoreUnavailableError, park_only
-    from ..worker import Worker, outcome_line
+    from ..durable import ANY_SERVER, StoreError, StoreUnavailableError, park_only
+    from ..worker import Worker
 
     server = server_from(args, context.stack)
     store = open_store(args.store, create=True)  # made on first use, as every command that writes
@@ -84,3 +86,46 @@ COMMAND = Command(
     arguments=_arguments,
     run=_run,
 )
+
+
+def outcome_line(outcome: Outcome) -> str:
+    """One line for an outcome: key, what was called, what came of it; server text escaped."""
+    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}[outcome.method]
+    what = f"{kind} {escape_text(outcome.target)}"
+    if outcome.status == "done":
+        if outcome.next is not None:
+            said = f"done: the server asks again, parked as {outcome.next}"
+        else:
+            is_error = getattr(outcome.result, "is_error", False)
+            said = "done (the tool reported an error)" if is_error else "done"
+    elif outcome.status == "retry":
+        said = f"failed, will retry: {escape_text(outcome.error or '')}"
+    elif outcome.status == "failed":
+        said = f"failed: {escape_text(outcome.error or '')}"
+    else:
+        said = "lost: the lease ran out; another worker may resume it"
+    return f"{outcome.key}  {what}  {said}"
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a worker alone (for a command that has its own connection options)."""
+    parser.add_argument("--once", action="store_true", help="resume what is ready, then exit")
+    parser.add_argument(
+        "--lease", type=float, default=60.0, metavar="SECONDS", help="how long a claim holds unrenewed (60)"
+    )
+    parser.add_argument(
+        "--server-name",
+        metavar="NAME",
+        help="resume the calls parked from the server of this name (default: the connected server's own; "
+        "give the old name of a renamed server)",
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        metavar="N",
+        help="put a failed call back N times before it stays failed",
+    )
+    parser.add_argument(
+        "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )  # the longest sleep between two looks; tests shorten it
