@@ -1,4 +1,4 @@
-"""Durable benchmark: ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual
+"""Durable benchmark: ``durable.call_tool_or_park`` + ``durable.resume`` against the SDK's own manual
 loop, and ``SqliteStore`` against a raw ``sqlite3`` insert.
 
 The round trip. A real in-process ``MCPServer`` (protocol 2026-07-28) has a tool that asks
@@ -10,7 +10,7 @@ asking, then the retry with the answer.
   then ``client.call_tool(..., input_responses={key: ElicitResult(...)}, request_state=...)``;
 - ``floor``: the same with ``client.session.call_tool(...)`` for the retry too, the least
   any client can do (``client.call_tool`` adds its own retry driver around it);
-- ``durable``: ``durable.call_tool`` (a ``Pending``), then ``durable.resume`` with an
+- ``durable``: ``durable.call_tool_or_park`` (a ``Pending``), then ``durable.resume`` with an
   ``Answer`` (mapped, defaults laid in, validated against the form);
 - ``durable_json``: the same, with the ``Pending`` sent through ``to_dict``, ``json.dumps``,
   ``json.loads`` and ``Pending.from_dict`` between the two, as a store does.
@@ -118,14 +118,14 @@ async def floor(client: Client) -> None:
 
 
 async def with_durable(client: Client) -> None:
-    pending = await durable.call_tool(client, "deploy", {})
+    pending = await durable.call_tool_or_park(client, "deploy", {})
     if not isinstance(pending, durable.Pending):
         raise SystemExit(f"the server did not ask: {pending}")
     _check(await durable.resume(client, pending, [Answer(pending.requests[0].id, True, CONTENT)]))
 
 
 async def with_durable_json(client: Client) -> None:
-    pending = await durable.call_tool(client, "deploy", {})
+    pending = await durable.call_tool_or_park(client, "deploy", {})
     if not isinstance(pending, durable.Pending):
         raise SystemExit(f"the server did not ask: {pending}")
     stored = durable.Pending.from_dict(json.loads(json.dumps(pending.to_dict())))

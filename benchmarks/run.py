@@ -24,7 +24,7 @@ What is measured, side by side in one run (see docs/performance.md):
   turns call by call, the overhead the median of the paired ratios over the quietest quarter
   of the rounds, with its 95 % interval. A 5 % target is PASS when the whole interval is
   under 5 %, FAIL when it is all above, UNRESOLVED (not met) otherwise;
-- durable calls (``_durable.py``): ``durable.call_tool`` + ``durable.resume`` against the
+- durable calls (``_durable.py``): ``durable.call_tool_or_park`` + ``durable.resume`` against the
   SDK's own manual loop, and ``SqliteStore`` against a raw ``sqlite3`` insert
   (``--durable-only`` measures just these, without the upstream).
 
@@ -282,7 +282,7 @@ def durable_section(durable: dict[str, Any], settings: dict[str, Any]) -> tuple[
     labels = {
         "sdk": "SDK manual loop: `session.call_tool(allow_input_required=True)`, `client.call_tool(...)`",
         "floor": "floor: `session.call_tool` for both legs",
-        "durable": "`durable.call_tool` + `durable.resume`",
+        "durable": "`durable.call_tool_or_park` + `durable.resume`",
         "durable_json": "the same, the `Pending` through JSON between the two",
     }
     for name, label in labels.items():

@@ -21,7 +21,7 @@ sample of each counting:
   CPU per call, the two taking turns call by call, the median of the paired ratios over
   the quietest quarter of the rounds; the guard fails when the low end of its 95 %
   interval is above 5 % (``run.py`` passes the target only when the high end is under);
-- ``durable.call_tool`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %:
+- ``durable.call_tool_or_park`` + ``durable.resume`` against the SDK's own manual loop, at most 10 %:
   CPU per exchange, paired the same way, the same guard at 10 %.
 
 ``python benchmarks/run.py`` is the full comparison with the upstream.

@@ -65,7 +65,7 @@ def tool_calls(journal: list[Any]) -> list[dict[str, Any]]:
 
 async def park(server: MCPServer, tool: str, arguments: dict[str, Any] | None = None) -> Pending:
     async with connect(server) as client:
-        outcome = await durable.call_tool(client, tool, arguments or {})
+        outcome = await durable.call_tool_or_park(client, tool, arguments or {})
     assert isinstance(outcome, Pending), outcome
     return through_json(outcome)
 
@@ -216,7 +216,7 @@ async def test_a_roots_request_beside_an_elicitation_is_answered_by_the_resuming
 async def test_a_round_with_nothing_for_a_human_is_answered_at_once() -> None:
     server, _ = build_server(KEY)
     async with connect(server) as client:
-        result = await durable.call_tool(client, "roots_only", {})
+        result = await durable.call_tool_or_park(client, "roots_only", {})
     assert reported(result) == {"tool": "roots_only", "roots": [ROOT_URI]}
 
 
@@ -244,11 +244,11 @@ async def test_a_prompt_and_a_resource_park_and_resume() -> None:
 async def test_expires_in_sets_every_requests_deadline() -> None:
     server, _ = build_server(KEY)
     async with connect(server) as client:
-        pending = await durable.call_tool(client, "pair", {}, expires_in=3600)
+        pending = await durable.call_tool_or_park(client, "pair", {}, expires_in=3600)
         with pytest.raises(ValueError, match="expires_in"):
-            await durable.call_tool(client, "pair", {}, expires_in=0)
+            await durable.call_tool_or_park(client, "pair", {}, expires_in=0)
         with pytest.raises(ValueError, match=r"expires_in 1000000000000\.0 s ends after the year 9999"):
-            await durable.call_tool(client, "pair", {}, expires_in=1e12)
+            await durable.call_tool_or_park(client, "pair", {}, expires_in=1e12)
     assert isinstance(pending, Pending)
     deadlines = {request.expiresAt for request in pending.requests}
     assert len(deadlines) == 1
@@ -306,7 +306,7 @@ async def test_a_legacy_connection_cannot_park() -> None:
     async with connect(server, mode="legacy") as client:
         assert client.protocol_version == "2025-11-25"
         with pytest.raises(RuntimeError, match="2025-11-25") as caught:
-            await durable.call_tool(client, "profile", {"tag": "l"})
+            await durable.call_tool_or_park(client, "profile", {"tag": "l"})
         assert "elicitation_callback" in str(caught.value)
         for call in (durable.get_prompt(client, "greeting"), durable.read_resource(client, "note://x")):
             with pytest.raises(RuntimeError, match="2025-11-25"):
@@ -421,9 +421,9 @@ def test_repeated_ids_or_keys_are_refused() -> None:
 async def test_wrong_types_are_refused_naming_the_argument() -> None:
     client: Any = None  # never reached: the arguments are checked first
     with pytest.raises(TypeError, match="call_tool: name must be a str"):
-        await durable.call_tool(client, 3, {})  # type: ignore[arg-type]
+        await durable.call_tool_or_park(client, 3, {})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="call_tool: arguments must be a dict"):
-        await durable.call_tool(client, "t", [])  # type: ignore[arg-type]
+        await durable.call_tool_or_park(client, "t", [])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="get_prompt: name must be a str"):
         await durable.get_prompt(client, None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="read_resource: uri must be a str"):

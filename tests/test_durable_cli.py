@@ -224,7 +224,7 @@ async def test_a_tool_with_header_arguments_parks_and_resumes_on_fresh_connectio
     # Over streamable HTTP, a tool whose argument is an x-mcp-header must have been listed
     # by the connection that calls it; durable lists it again when the server says so.
     async with Client(url, elicitation_callback=durable.park_only) as client:
-        pending = await durable.call_tool(client, "regional", {"region": "eu-west"})
+        pending = await durable.call_tool_or_park(client, "regional", {"region": "eu-west"})
     assert isinstance(pending, Pending)
     stored = Pending.from_dict(json.loads(json.dumps(pending.to_dict())))
     answer = Answer(stored.requests[0].id, True, {"name": "Lee", "age": 40})

@@ -27,7 +27,7 @@ SERVER = Path(__file__).resolve().parent / "servers" / "counting_server.py"
 
 async def _park(path: Path) -> str:
     async with Client(build_server(KEY, None), elicitation_callback=durable.park_only) as client:
-        outcome = await durable.call_tool(client, "job", {"n": 7})
+        outcome = await durable.call_tool_or_park(client, "job", {"n": 7})
     assert isinstance(outcome, Pending)
     with SqliteStore(path) as store:
         key = store.put(outcome)

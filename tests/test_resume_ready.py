@@ -101,7 +101,7 @@ async def test_a_call_the_server_asks_again_about_is_done_pointing_at_the_new_on
     store = backend.open()
     server, _ = build_server(KEY)
     async with connect(server) as client:
-        outcome = await durable.call_tool(client, "two_rounds", {})
+        outcome = await durable.call_tool_or_park(client, "two_rounds", {})
     assert isinstance(outcome, Pending)
     key = store.put(outcome)
     store.record(key, Answer(outcome.requests[0].id, True, {"name": "Ada"}))

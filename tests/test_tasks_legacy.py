@@ -1,4 +1,4 @@
-"""Tasks the 2025-11-25 way (toolnexus.tasks.call_tool): the client asks for a task (a
+"""Tasks the 2025-11-25 way (toolnexus.tasks.call_tool_as_task): the client asks for a task (a
 task-augmented ``tools/call``), watches it with ``tasks/get``, and ``tasks/result`` brings
 the result with the server's questions on the way; against the MCP reference server
 (``server-everything``'s ``simulate-research-query``, which runs only as a task)."""
@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from toolnexus import Answer, Request, elicitation_callback
-from toolnexus.tasks import TasksExtension, TaskStatus, call_tool, task_support
+from toolnexus.tasks import TasksExtension, TaskStatus, call_tool_as_task, task_support
 
 pytestmark = pytest.mark.anyio
 
@@ -41,16 +41,16 @@ async def test_a_task_required_tool_runs_as_a_task_answered_and_cancelled(
         assert await task_support(c, "simulate-research-query") == "required"
         assert await task_support(c, "echo") == "forbidden"
         assert await task_support(c, "no-such-tool") is None
-        research = await call_tool(
+        research = await call_tool_as_task(
             c, "simulate-research-query", {"topic": "bees", "ambiguous": True}, tasks=tasks
         )
-        echoed = await call_tool(c, "echo", {"message": "not a task"}, tasks=tasks)
+        echoed = await call_tool_as_task(c, "echo", {"message": "not a task"}, tasks=tasks)
         # Cancelled: the call's task is sent tasks/cancel (one session for both: the server's
         # start is a second of Node's CPU).
         stopped: list[TaskStatus] = []
         with anyio.move_on_after(1.5) as scope:
             ants = {"topic": "ants"}
-            await call_tool(
+            await call_tool_as_task(
                 c, "simulate-research-query", ants, tasks=TasksExtension(on_status=stopped.append)
             )
         assert scope.cancelled_caught

@@ -1,4 +1,4 @@
-"""URL elicitation by error (-32042): ``toolnexus.mcp.call_tool`` against a real server.
+"""URL elicitation by error (-32042): ``toolnexus.mcp.call_tool_resolving_urls`` against a real server.
 
 The server (``servers.edge_server``, in process and over stdio, legacy era: the error belongs
 to protocol 2025-11-25) raises ``UrlElicitationRequiredError`` on the first call and succeeds
@@ -27,7 +27,7 @@ from toolnexus import Answer, Request
 from toolnexus.mcp import (
     ElicitationCompletions,
     UrlElicitationRefusedError,
-    call_tool,
+    call_tool_resolving_urls,
     elicitation_callback,
 )
 
@@ -82,7 +82,9 @@ async def test_accepted_urls_retry_the_call_once(edge_target: Any) -> None:
         return Answer(request.id, True)
 
     async with edge_client(edge_target) as client:
-        result = await call_tool(client, "needs_sign_in", {"tag": "a", "count": 2}, wait_for=wait_for)
+        result = await call_tool_resolving_urls(
+            client, "needs_sign_in", {"tag": "a", "count": 2}, wait_for=wait_for
+        )
     assert text_of(result) == "signed in: a after 2 visits"
     assert [r.kind for r in asked] == ["authorization", "authorization"]
     assert [r.prompt for r in asked] == ["Sign in (a-1)", "Sign in (a-2)"]
@@ -106,7 +108,9 @@ async def test_a_refused_url_raises_and_names_it(
 
     async with edge_client(edge_target) as client:
         with pytest.raises(UrlElicitationRefusedError) as caught:
-            await call_tool(client, "needs_sign_in", {"tag": "b", "count": 3}, wait_for=wait_for)
+            await call_tool_resolving_urls(
+                client, "needs_sign_in", {"tag": "b", "count": 3}, wait_for=wait_for
+            )
         # No retry was made: the next call is still the first the server sees for a fresh tag.
         with pytest.raises(MCPError) as again:
             await client.call_tool("needs_sign_in", {"tag": "b2"})
@@ -132,7 +136,7 @@ async def test_a_failing_resolver_counts_as_cancelled(caplog: pytest.LogCaptureF
             caplog.at_level(logging.ERROR, logger="toolnexus"),
             pytest.raises(UrlElicitationRefusedError) as caught,
         ):
-            await call_tool(client, "needs_sign_in", {"tag": "c"}, wait_for=wait_for)
+            await call_tool_resolving_urls(client, "needs_sign_in", {"tag": "c"}, wait_for=wait_for)
     assert caught.value.refused[0][1] == "cancelled"
     assert "SECRET" not in str(caught.value)
 
@@ -144,12 +148,12 @@ async def test_other_errors_and_results_pass_through() -> None:
         raise AssertionError("nothing to ask")
 
     async with edge_client(build_server()) as client:
-        result = await call_tool(client, "structured", {"n": 2}, wait_for=wait_for)
+        result = await call_tool_resolving_urls(client, "structured", {"n": 2}, wait_for=wait_for)
         assert result.structured_content == {"n": 2, "double": 4}
-        failed = await call_tool(client, "hostile_error", wait_for=wait_for)
+        failed = await call_tool_resolving_urls(client, "hostile_error", wait_for=wait_for)
         assert failed.is_error
         with pytest.raises(MCPError) as caught:
-            await call_tool(client, "hostile_rpc_error", wait_for=wait_for)
+            await call_tool_resolving_urls(client, "hostile_rpc_error", wait_for=wait_for)
     assert caught.value.code == -32001
 
 
@@ -167,7 +171,7 @@ async def test_completion_notification_reaches_the_waiting_resolver(edge_target:
         return Answer(request.id, True)
 
     async with edge_client(edge_target, completions) as client:
-        result = await call_tool(
+        result = await call_tool_resolving_urls(
             client, "needs_sign_in", {"tag": "d"}, wait_for=wait_for, completions=completions
         )
     assert text_of(result) == "signed in: d after 1 visits"
@@ -196,7 +200,7 @@ async def test_unknown_completion_ids_are_ignored_and_others_pass_on() -> None:
         return Answer(request.id, True)
 
     async with edge_client(build_server(), completions) as client:
-        result = await call_tool(
+        result = await call_tool_resolving_urls(
             client,
             "needs_sign_in",
             {"tag": "e", "complete": False},
@@ -232,7 +236,7 @@ async def test_a_malformed_or_oversized_error_is_raised_as_it_came() -> None:
     async with edge_client(server) as client:
         for kind in ("many", "malformed"):
             with pytest.raises(MCPError) as caught:
-                await call_tool(client, "bad", {"kind": kind}, wait_for=wait_for)
+                await call_tool_resolving_urls(client, "bad", {"kind": kind}, wait_for=wait_for)
             assert caught.value.code == -32042
             assert caught.value.message == kind
 
@@ -240,9 +244,9 @@ async def test_a_malformed_or_oversized_error_is_raised_as_it_came() -> None:
 def test_bad_arguments_are_type_errors() -> None:
     async def go() -> None:
         with pytest.raises(TypeError, match="wait_for must be callable"):
-            await call_tool(None, "t", wait_for=3)  # type: ignore[arg-type]
+            await call_tool_resolving_urls(None, "t", wait_for=3)  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="completions must be an ElicitationCompletions"):
-            await call_tool(None, "t", wait_for=print, completions=object())  # type: ignore[arg-type]
+            await call_tool_resolving_urls(None, "t", wait_for=print, completions=object())  # type: ignore[arg-type]
 
     anyio.run(go)
     with pytest.raises(TypeError, match="message_handler must be callable"):

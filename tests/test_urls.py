@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 from toolnexus.urls import UrlError, browser_host, read_url, url_warnings
@@ -45,31 +43,25 @@ def test_browser_host_and_unparseable_urls() -> None:
     assert url_warnings("https://bank.example:port/") == ["the URL cannot be parsed: do not open it"]
 
 
-def test_the_console_keeps_url_warnings_as_a_deprecated_alias() -> None:
-    import toolnexus.console
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        alias = toolnexus.console.url_warnings
-    assert alias is url_warnings
-    assert any(issubclass(w.category, DeprecationWarning) for w in caught)
-    with pytest.raises(AttributeError):
-        _ = toolnexus.console.no_such_name
-
-
-def test_moved_names_keep_working_from_their_old_homes() -> None:
+def test_each_name_has_one_home_and_no_alias_of_an_unpublished_name() -> None:
+    """No shim for a name that was never published (0.1.0 is the first release)."""
     import toolnexus
+    import toolnexus.console
+    import toolnexus.durable
     import toolnexus.forms
     import toolnexus.mcp
 
     assert toolnexus.sensitive_fields is toolnexus.forms.sensitive_fields
     assert toolnexus.validate_content is toolnexus.forms.validate_content
-    for name in ("sensitive_fields", "validate_content"):
-        assert name not in toolnexus.mcp.__all__
-        with pytest.warns(DeprecationWarning, match=f"toolnexus.mcp.{name} is deprecated"):
-            assert getattr(toolnexus.mcp, name) is getattr(toolnexus.forms, name)
-    assert toolnexus.mcp.call_tool is toolnexus.mcp.call_tool_resolving_urls
-    assert {"call_tool", "call_tool_resolving_urls"} <= set(toolnexus.mcp.__all__)
+    for module, name in [
+        (toolnexus.mcp, "sensitive_fields"),
+        (toolnexus.mcp, "validate_content"),
+        (toolnexus.mcp, "call_tool"),
+        (toolnexus.durable, "call_tool"),
+        (toolnexus.console, "url_warnings"),
+    ]:
+        assert name not in getattr(module, "__all__", ())
+        assert not hasattr(module, name), f"{module.__name__}.{name}"
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,7 @@ async def _park(spec: str, count: int) -> list[str]:
     with open_store(spec) as store:
         async with Client(server, elicitation_callback=durable.park_only) as client:
             for n in range(count):
-                outcome = await durable.call_tool(client, "job", {"n": n})
+                outcome = await durable.call_tool_or_park(client, "job", {"n": n})
                 assert isinstance(outcome, Pending)
                 keys.append(store.put(outcome))
     return keys

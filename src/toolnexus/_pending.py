@@ -131,7 +131,7 @@ def json_problem(value: object) -> str | None:
 class Pending:
     """A call parked because the server asked for input: everything needed to resume it.
 
-    Made by [`call_tool`][toolnexus.durable.call_tool] (and its siblings) and
+    Made by [`call_tool`][toolnexus.durable.call_tool_or_park] (and its siblings) and
     [`resume`][toolnexus.durable.resume]; stored with [`to_dict`][toolnexus.durable.Pending.to_dict]
     and read back with [`from_dict`][toolnexus.durable.Pending.from_dict]. Construction
     checks every field and raises ``TypeError``/``ValueError`` naming the one that is wrong.

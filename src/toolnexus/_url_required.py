@@ -39,7 +39,6 @@ __all__ = [
     "URL_ELICITATION_REQUIRED",
     "ElicitationCompletions",
     "UrlElicitationRefusedError",
-    "call_tool",
     "call_tool_resolving_urls",
 ]
 
@@ -289,9 +288,3 @@ async def call_tool_resolving_urls(
     if refused:
         raise UrlElicitationRefusedError(name, refused)
     return await client.call_tool(name, arguments, **kwargs)
-
-
-call_tool = call_tool_resolving_urls
-"""The former name of [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls], kept
-as an alias: the same function. The new name tells it apart from
-[`toolnexus.durable.call_tool_or_park`][toolnexus.durable.call_tool_or_park]."""

@@ -687,16 +687,3 @@ def _describe(spec: Field) -> str:
     if spec.type == "choice":
         return f"one of: {_choices_text(spec)} (value or number)"
     return takes(spec)
-
-
-def __getattr__(name: str) -> object:
-    if name == "url_warnings":  # its home is toolnexus.urls; kept here for older imports
-        import warnings
-
-        warnings.warn(
-            "toolnexus.console.url_warnings moved to toolnexus.urls.url_warnings",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return warnings_for_url
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -129,7 +129,6 @@ __all__ = [
     "StoreUnavailableError",
     "Watcher",
     "ask_in",
-    "call_tool",
     "call_tool_or_park",
     "get_prompt",
     "open_store",
@@ -486,12 +485,6 @@ async def resume(
     responses: dict[str, InputResponse] = await _dispatch(client, others) if others else {}
     responses.update(results)
     return await _drive(client, call, send, await send(responses, pending.request_state), seconds)
-
-
-call_tool = call_tool_or_park
-"""The former name of [`call_tool_or_park`][toolnexus.durable.call_tool_or_park], kept as an
-alias: the same function. The new name tells it apart from
-[`toolnexus.mcp.call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]."""
 
 
 # --- stores --------------------------------------------------------------------------------

@@ -8,11 +8,11 @@
 - ``result_for`` makes the ``ElicitResult`` for an answer as the callback does (defaults,
   validation).
 - ``call_tool_resolving_urls`` calls a tool and answers a "URL elicitation required" error
-  (``-32042``) with the same resolver (``call_tool`` is its former name, kept as an alias);
-  ``ElicitationCompletions`` hears the server say a URL is done.
+  (``-32042``) with the same resolver; ``ElicitationCompletions`` hears the server say a URL
+  is done.
 
 ``validate_content`` and ``sensitive_fields`` live in ``toolnexus.forms`` (and at the top,
-``toolnexus``); the names here still work, with a ``DeprecationWarning``.
+``toolnexus``).
 
 Importing this module loads only the SDK's wire types (``mcp_types``), never its
 transports.
@@ -38,7 +38,6 @@ from ._url_required import (
     URL_ELICITATION_REQUIRED,
     ElicitationCompletions,
     UrlElicitationRefusedError,
-    call_tool,
     call_tool_resolving_urls,
 )
 
@@ -57,7 +56,6 @@ __all__ = [
     "UrlElicitationRefusedError",
     "WaitFor",
     "answer_to_elicit_result",
-    "call_tool",
     "call_tool_resolving_urls",
     "elicitation_callback",
     "elicitation_to_request",
@@ -66,23 +64,3 @@ __all__ = [
     "result_for",
     "set_resolver_threads",
 ]
-
-_MOVED = {"sensitive_fields": "toolnexus.forms", "validate_content": "toolnexus.forms"}
-
-
-def __getattr__(name: str) -> object:
-    """``sensitive_fields`` and ``validate_content``, whose home is ``toolnexus.forms``, kept
-    here for older imports, with a ``DeprecationWarning``."""
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import warnings
-
-    from . import forms
-
-    warnings.warn(
-        f"toolnexus.mcp.{name} is deprecated: import it from {home} (or toolnexus)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(forms, name)

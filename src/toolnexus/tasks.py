@@ -44,7 +44,7 @@ from ._errors import ToolnexusError
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension", "call_tool", "task_support"]
+__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension", "call_tool_as_task", "task_support"]
 
 logger = logging.getLogger("toolnexus.tasks")
 
@@ -456,7 +456,7 @@ def _first(err: ValidationError) -> str:
 # --- 2025-11-25: task-augmented tools/call ---------------------------------------------------
 
 
-async def call_tool(
+async def call_tool_as_task(
     client: Client,
     name: str,
     arguments: dict[str, Any] | None = None,

@@ -184,7 +184,7 @@ async def park(
     from toolnexus import durable
 
     async with Client(_target(url), elicitation_callback=durable.park_only) as client:
-        outcome = await durable.call_tool(client, tool, arguments or {}, **options)
+        outcome = await durable.call_tool_or_park(client, tool, arguments or {}, **options)
     assert isinstance(outcome, durable.Pending), outcome
     key: str = store.put(outcome)
     return key

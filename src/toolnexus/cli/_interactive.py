@@ -224,14 +224,13 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
     from ..mcp import UrlElicitationRefusedError, call_tool_resolving_urls
-    from ..tasks import TaskError, task_support
-    from ..tasks import call_tool as tasks_call_tool
+    from ..tasks import TaskError, call_tool_as_task, task_support
 
     client = connection.client
     try:
         legacy = connection.tasks is not None and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
         if legacy and await task_support(client, tool) == "required":  # 2025-11-25: ask for a task
-            return await tasks_call_tool(client, tool, arguments, tasks=connection.tasks, as_task=True)
+            return await call_tool_as_task(client, tool, arguments, tasks=connection.tasks, as_task=True)
         return await call_tool_resolving_urls(
             client,
             tool,

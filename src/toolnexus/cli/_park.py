@@ -103,7 +103,7 @@ def call_and_park(
 ) -> int:
     """Call the tool; park it in ``--park STORE`` when the server asks; print a result as
     ``call`` does when it answers at once."""
-    from ..durable import Pending, call_tool
+    from ..durable import Pending, call_tool_or_park
     from ..mcp import elicitation_callback
 
     check_can_create(args.park)  # the store itself is made only when there is a call to park
@@ -112,7 +112,7 @@ def call_and_park(
     async def body(client: Client) -> int:
         check_era(client, "--park", LIVE_HINT)
         try:
-            outcome = await call_tool(client, args.tool, arguments)
+            outcome = await call_tool_or_park(client, args.tool, arguments)
         except Exception as err:
             from mcp import MCPError
 
