@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from toolnexus.forms import MAX_FORM_CHOICES, MAX_TEXT, FormError, read_form, validate_content  # noqa: E402
+from toolnexus.errors import FormError  # noqa: E402
+from toolnexus.forms import MAX_FORM_CHOICES, MAX_TEXT, read_form, validate_content  # noqa: E402
 
 REALISTIC = {
     "type": "object",

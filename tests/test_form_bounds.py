@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from support import cpu
 from support.fuzzing import examples
 from toolnexus import ToolnexusError
+from toolnexus.errors import FormError
 from toolnexus.forms import (
     MAX_CHOICES,
     MAX_COUNT,
@@ -21,7 +22,6 @@ from toolnexus.forms import (
     Choice,
     Field,
     Form,
-    FormError,
     read_form,
     sensitive_fields,
     validate_content,

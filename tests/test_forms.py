@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support.fuzzing import examples
-from toolnexus.forms import MAX_CHOICES, MAX_FIELDS, Choice, Field, Form, FormError, read_form
+from toolnexus.errors import FormError
+from toolnexus.forms import MAX_CHOICES, MAX_FIELDS, Choice, Field, Form, read_form
 
 
 def one(prop: dict[str, Any], *, required: bool = False, **top: Any) -> Field:

@@ -21,7 +21,8 @@ import pytest
 
 from support import forkserver
 from support.environment import environment as support_environment
-from toolnexus.durable import StoreError, open_store
+from toolnexus.durable import open_store
+from toolnexus.errors import StoreError
 
 TESTS = Path(__file__).resolve().parent
 PYTHON = sys.executable

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from support.fuzzing import examples
 from toolnexus import Answer, Request, answer_to_elicit_result, elicitation_to_request
+from toolnexus.errors import AnswerProblemError
 from toolnexus.forms import read_form
-from toolnexus.mcp import AnswerProblemError, new_request_id, result_for
+from toolnexus.mcp import new_request_id, result_for
 from toolnexus.policy import Policy
 from toolnexus.testing import form_request
 from toolnexus.testing import strategies as _kit

@@ -22,7 +22,8 @@ from servers.durable_server import build_server
 from support.stores import Backend, Store
 from toolnexus import Answer, durable
 from toolnexus.cli._worker import outcome_line
-from toolnexus.durable import Event, Outcome, Pending, ServerMismatchError
+from toolnexus.durable import Event, Outcome, Pending
+from toolnexus.errors import ServerMismatchError
 from toolnexus.worker import Worker
 
 pytestmark = pytest.mark.anyio

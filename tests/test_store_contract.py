@@ -19,14 +19,8 @@ import pytest
 
 from support.stores import Backend, Store
 from toolnexus import Answer, Request
-from toolnexus.durable import (
-    STORE_FORMAT,
-    Call,
-    Event,
-    LeaseLostError,
-    Pending,
-    StoreError,
-)
+from toolnexus.durable import STORE_FORMAT, Call, Event, Pending
+from toolnexus.errors import LeaseLostError, StoreError
 
 SCHEMA = {
     "type": "object",

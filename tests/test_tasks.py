@@ -22,7 +22,8 @@ from servers.tasks_server import FAILURE, TasksServer, build_server
 from support import forkserver
 from support.http_process import served_mcp_url
 from toolnexus import Answer, Request, elicitation_callback
-from toolnexus.tasks import TASKS, TaskError, TasksExtension, TaskStatus
+from toolnexus.errors import TaskError
+from toolnexus.tasks import TASKS, TasksExtension, TaskStatus
 
 pytestmark = pytest.mark.anyio
 TESTS_DIR = Path(__file__).resolve().parent

@@ -24,12 +24,8 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from support import forkserver
 from toolnexus import Answer, Request
-from toolnexus.mcp import (
-    ElicitationCompletions,
-    UrlElicitationRefusedError,
-    call_tool_resolving_urls,
-    elicitation_callback,
-)
+from toolnexus.errors import UrlElicitationRefusedError
+from toolnexus.mcp import ElicitationCompletions, call_tool_resolving_urls, elicitation_callback
 
 pytestmark = pytest.mark.anyio
 

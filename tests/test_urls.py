@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolnexus.urls import UrlError, browser_host, read_url, url_warnings
+from toolnexus.errors import UrlError
+from toolnexus.urls import browser_host, read_url, url_warnings
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from support.browser import browser
-from toolnexus.urls import UrlError, browser_host, read_url
+from toolnexus.errors import UrlError
+from toolnexus.urls import browser_host, read_url
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

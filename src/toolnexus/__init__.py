@@ -13,17 +13,43 @@ from typing import TYPE_CHECKING
 from ._util import lazy_names
 
 if TYPE_CHECKING:
-    from ._errors import ToolnexusError
     from ._log import log_traffic
     from ._wire import Answer, Reason, Request
+    from .errors import (
+        AnswerProblemError,
+        FormError,
+        LeaseLostError,
+        LegacyProtocolError,
+        NotClaimableError,
+        ServerMismatchError,
+        ServerQuestionError,
+        StoreError,
+        StoreUnavailableError,
+        TaskError,
+        ToolnexusError,
+        UrlElicitationRefusedError,
+        UrlError,
+    )
     from .forms import sensitive_fields, validate_content
     from .mcp import answer_to_elicit_result, elicitation_callback, elicitation_to_request, first_answer
 
 __all__ = [
     "Answer",
+    "AnswerProblemError",
+    "FormError",
+    "LeaseLostError",
+    "LegacyProtocolError",
+    "NotClaimableError",
     "Reason",
     "Request",
+    "ServerMismatchError",
+    "ServerQuestionError",
+    "StoreError",
+    "StoreUnavailableError",
+    "TaskError",
     "ToolnexusError",
+    "UrlElicitationRefusedError",
+    "UrlError",
     "__version__",
     "answer_to_elicit_result",
     "elicitation_callback",
@@ -43,7 +69,19 @@ _HOMES = {
     "Answer": "._wire",
     "Reason": "._wire",
     "Request": "._wire",
-    "ToolnexusError": "._errors",
+    "AnswerProblemError": ".errors",
+    "FormError": ".errors",
+    "LeaseLostError": ".errors",
+    "LegacyProtocolError": ".errors",
+    "NotClaimableError": ".errors",
+    "ServerMismatchError": ".errors",
+    "ServerQuestionError": ".errors",
+    "StoreError": ".errors",
+    "StoreUnavailableError": ".errors",
+    "TaskError": ".errors",
+    "ToolnexusError": ".errors",
+    "UrlElicitationRefusedError": ".errors",
+    "UrlError": ".errors",
     "answer_to_elicit_result": ".mcp",
     "elicitation_callback": ".mcp",
     "elicitation_to_request": ".mcp",

@@ -8,7 +8,7 @@
 - [`result_for`][toolnexus.mcp.result_for]: the ``ElicitResult`` a server gets for an
   answer: the form's defaults laid in, then the content checked, then the result.
 - ``fill``: values laid over a form's defaults, in the form's order.
-- [`AnswerProblemError`][toolnexus.mcp.AnswerProblemError]: accepted content that does not fit.
+- [`AnswerProblemError`][toolnexus.errors.AnswerProblemError]: accepted content that does not fit.
 
 Pure: no I/O, no event loop, no thread. It imports the wire values, the mapping and the form
 model, and nothing above them; every layer below (the SDK wiring, the stores, the resolvers,
@@ -23,34 +23,18 @@ from typing import Any
 
 from mcp_types import ElicitResult
 
-from ._errors import ToolnexusError
 from ._mapping import answer_to_elicit_result
 from ._wire import Answer, AnswerLike, Request, as_answer
-from .forms import Form, FormError, read_form
+from .errors import AnswerProblemError, FormError
+from .forms import Form, read_form
 
 __all__ = [
     "AnswerLike",
-    "AnswerProblemError",
     "as_answer",
     "fill",
     "form_of",
     "result_for",
 ]
-
-
-class AnswerProblemError(ToolnexusError, ValueError):
-    """An accepted answer whose content does not fit the form it answers.
-
-    The message names the fields and what is wrong with each, never a value; the same
-    sentences are in [`problems`][toolnexus.mcp.AnswerProblemError.problems].
-    """
-
-    def __init__(self, request_id: str, problems: list[str]) -> None:
-        super().__init__(
-            f"the answer to {request_id} does not fit the requested schema: {'; '.join(problems)}"
-        )
-        self.problems = problems
-        """One sentence per problem, as [`Form.problems`][toolnexus.forms.Form.problems] gives them."""
 
 
 def form_of(request: Request) -> Form | None:
@@ -59,7 +43,7 @@ def form_of(request: Request) -> Form | None:
     ``None`` when it asks for no form: a URL request (``kind="authorization"``) or a
     request without ``data`` (``None`` or empty: a form request whose server sent no
     schema has none, as the mapping leaves it). Raises
-    [`FormError`][toolnexus.forms.FormError] when the data holds no schema, or one the
+    [`FormError`][toolnexus.errors.FormError] when the data holds no schema, or one the
     form model does not read.
 
     Read it once per request and hand the ``Form`` to whatever needs it next
@@ -113,7 +97,7 @@ def result_for(
         validate: check accepted content against the form.
         apply_defaults: lay the form's defaults into accepted content first.
 
-    Raises [`AnswerProblemError`][toolnexus.mcp.AnswerProblemError] (a ``ValueError``
+    Raises [`AnswerProblemError`][toolnexus.errors.AnswerProblemError] (a ``ValueError``
     naming the fields) when accepted content does not fit the form, or the form cannot be
     read; ``TypeError``/``ValueError`` when ``answer`` is not an answer or holds data an
     ``ElicitResult`` cannot carry, the message starting ``the answer to <id>``.

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from mcp_types import ElicitResult
 
-from ._answering import AnswerLike, AnswerProblemError, as_answer, form_of, result_for
+from ._answering import AnswerLike, as_answer, form_of, result_for
 from ._mapping import answer_to_elicit_result, elicitation_to_request
 from ._time import check_seconds, utc_timestamp
 from ._util import is_async_callable, type_name
 from ._wire import Answer, Request
-from .forms import Form, FormError
+from .errors import AnswerProblemError, FormError
+from .forms import Form
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext, ElicitationFnT

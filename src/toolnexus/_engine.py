@@ -36,9 +36,7 @@ from ._store import (
     Claim,
     Event,
     EventHook,
-    LeaseLostError,
     Status,
-    StoreError,
     check_answer,
     check_key,
     check_lease,
@@ -57,6 +55,7 @@ from ._store import (
 from ._time import Clock, check_seconds, utc_timestamp
 from ._watch import Changes, ChangeSource, Watcher
 from ._wire import Answer
+from .errors import LeaseLostError, StoreError
 
 logger = logging.getLogger(__name__)
 

@@ -24,10 +24,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from ._pending import Pending
-from ._store import LeaseLostError, StoreUnavailableError, check_lease
+from ._store import check_lease
 from ._time import check_seconds, read_expires_at, utc_timestamp
 from ._util import type_name
 from ._wire import Answer, Request
+from .errors import LeaseLostError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from ._store import Status, Store

@@ -21,9 +21,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ._engine import Migration, StoreEngine, Tx, fill_targets
-from ._store import DEFAULT_RETENTION, EventHook, StoreError, StoreUnavailableError
+from ._store import DEFAULT_RETENTION, EventHook
 from ._time import Clock, check_seconds
 from ._watch import CHANGED, READY
+from .errors import StoreError, StoreUnavailableError
 
 if TYPE_CHECKING:
     import psycopg
@@ -356,7 +357,7 @@ class PostgresStore(StoreEngine):
     Connections (at most ``pool_size``) are checked when taken after idling and replaced
     when broken, so the store carries on as soon as the database is back after a restart;
     an operation that meets a lost connection raises
-    [`StoreUnavailableError`][toolnexus.durable.StoreUnavailableError] and the next one
+    [`StoreUnavailableError`][toolnexus.errors.StoreUnavailableError] and the next one
     reconnects.
 
     Args:

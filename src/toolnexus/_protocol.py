@@ -15,9 +15,7 @@ from typing import Final
 
 from mcp_types.version import is_version_at_least
 
-from ._errors import ToolnexusError
-
-__all__ = ["INPUT_REQUIRED_VERSION", "LegacyProtocolError", "asks_between_rounds"]
+__all__ = ["INPUT_REQUIRED_VERSION", "asks_between_rounds"]
 
 INPUT_REQUIRED_VERSION: Final = "2026-07-28"
 """The first MCP protocol version in which a server asks through ``InputRequiredResult``."""
@@ -33,9 +31,3 @@ def asks_between_rounds(version: object) -> bool:
         return is_version_at_least(version, INPUT_REQUIRED_VERSION)
     except Exception:  # a version the SDK cannot compare
         return False
-
-
-class LegacyProtocolError(ToolnexusError, RuntimeError):
-    """The connection negotiated a protocol older than ``INPUT_REQUIRED_VERSION``, where the
-    server asks in the middle of the call: such a call cannot be parked. A ``RuntimeError``,
-    as it has always been."""

@@ -21,8 +21,9 @@ from typing import Any
 
 from ._answering import form_of
 from ._wire import Answer, Request
-from .forms import Form, FormError
-from .urls import UrlError, UrlReading, read_url
+from .errors import FormError, UrlError
+from .forms import Form
+from .urls import UrlReading, read_url
 
 __all__ = ["Asked", "Rule", "describe_request", "read_rule"]
 
@@ -109,7 +110,7 @@ def _bare_host(where: str, value: str) -> str:
     reads it, so that ``bücher.example`` and its punycode ``xn--bcher-kva.example`` name one
     host, and so do ``AUTH.example.com`` and ``auth.example.com``; an IPv6 address without its
     brackets."""
-    from .urls import UrlError, read_url
+    from .urls import read_url
 
     host = value.strip()
     if host.startswith("[") and host.endswith("]"):

@@ -18,15 +18,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ._engine import Migration, StoreEngine, Tx, fill_targets
-from ._store import (
-    DEFAULT_RETENTION,
-    EventHook,
-    StoreUnavailableError,
-    decode_pending,
-    earliest_expiry,
-)
+from ._store import DEFAULT_RETENTION, EventHook, decode_pending, earliest_expiry
 from ._time import Clock, check_seconds
 from ._watch import CHANGED, READY
+from .errors import StoreUnavailableError
 
 __all__ = ["SqliteStore"]
 

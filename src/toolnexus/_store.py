@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
 
 from ._answering import as_answer, result_for
-from ._errors import ToolnexusError
 from ._pending import Pending
 from ._time import check_seconds, read_expires_at
 from ._wire import Answer
@@ -58,11 +57,8 @@ __all__ = [
     "Event",
     "EventHook",
     "EventKind",
-    "LeaseLostError",
     "Status",
     "Store",
-    "StoreError",
-    "StoreUnavailableError",
     "check_answer",
     "check_key",
     "check_lease",
@@ -118,21 +114,6 @@ class _AnyServer:
 
 ANY_SERVER: Final = _AnyServer()
 """For ``claim(server=...)``: calls parked from any server (the default)."""
-
-
-class StoreError(ToolnexusError, ValueError):
-    """A store cannot be used as asked: its schema is newer than this toolnexus, it is not a
-    toolnexus store (or holds a same-named table that is not one), or it was opened
-    read-only. (A ``ValueError``, as a store of another format always was.)"""
-
-
-class StoreUnavailableError(ToolnexusError, ConnectionError):
-    """The store's database cannot be reached (PostgreSQL down, restarting, refusing)."""
-
-
-class LeaseLostError(ToolnexusError, RuntimeError):
-    """A resumer's claim is no longer its own: its lease ran out and the call was made ready
-    or claimed again (or finished, or removed) since."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._callback import OnResult, WaitFor, elicitation_callback
-from ._errors import ToolnexusError
 from ._util import is_async_callable
 from ._wire import Request
+from .errors import UrlElicitationRefusedError
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -38,7 +38,6 @@ __all__ = [
     "MAX_URL_ELICITATIONS",
     "URL_ELICITATION_REQUIRED",
     "ElicitationCompletions",
-    "UrlElicitationRefusedError",
     "call_tool_resolving_urls",
 ]
 
@@ -53,28 +52,6 @@ about (a server cannot make the user face an endless row of URLs) and is raised 
 
 _URL_SHOWN = 200  # characters of a URL quoted in an exception's message
 _context_ids = itertools.count(1)
-
-
-class UrlElicitationRefusedError(ToolnexusError):
-    """The server needs URLs visited before the tool can run, and the user did not accept them all.
-
-    Raised by [`call_tool_resolving_urls`][toolnexus.mcp.call_tool_resolving_urls]. The message
-    names each URL that was not accepted and how (``declined`` or ``cancelled``); the URLs
-    are the server's text, so escape them before they reach a terminal.
-
-    Attributes:
-        tool: the tool that was called.
-        refused: ``(url, outcome)`` for each URL that was not accepted, in the server's
-            order; ``outcome`` is ``"declined"`` or ``"cancelled"``.
-    """
-
-    def __init__(self, tool: str, refused: Sequence[tuple[str, str]]) -> None:
-        self.tool = tool
-        self.refused: tuple[tuple[str, str], ...] = tuple(refused)
-        shown = "; ".join(f"{_short(url)} ({outcome})" for url, outcome in self.refused)
-        super().__init__(
-            f"{tool}: the server needs a URL visited first, and the user did not accept: {shown}"
-        )
 
 
 def _short(url: str) -> str:

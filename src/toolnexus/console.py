@@ -32,8 +32,9 @@ from ._hints import count_hint, takes
 from ._util import escape_text as _clean
 from ._util import format_number, isatty
 from ._wire import Answer, Request
-from .forms import Field, Form, FormError, sensitive_fields
-from .urls import UrlError, browser_host, read_url
+from .errors import FormError, UrlError
+from .forms import Field, Form, sensitive_fields
+from .urls import browser_host, read_url
 from .urls import url_warnings as warnings_for_url
 
 if TYPE_CHECKING:

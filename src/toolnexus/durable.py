@@ -49,7 +49,6 @@ from mcp_types import (
     ReadResourceResult,
 )
 
-from ._errors import ToolnexusError
 from ._live import DEFAULT_LIVE_LEASE, LiveResolver, ask_in
 from ._mapping import elicitation_to_request
 from ._pending import (
@@ -62,7 +61,7 @@ from ._pending import (
     input_request,
 )
 from ._postgres import CHANNEL, READY_CHANNEL, PostgresStore, redact_store
-from ._protocol import INPUT_REQUIRED_VERSION, LegacyProtocolError, asks_between_rounds
+from ._protocol import INPUT_REQUIRED_VERSION, asks_between_rounds
 from ._sqlite import SqliteStore
 from ._store import (
     ANY_SERVER,
@@ -76,11 +75,8 @@ from ._store import (
     Event,
     EventHook,
     EventKind,
-    LeaseLostError,
     Status,
     Store,
-    StoreError,
-    StoreUnavailableError,
     check_key,
     check_lease,
 )
@@ -88,6 +84,14 @@ from ._time import Clock, check_seconds, utc_timestamp
 from ._util import type_name as _type_name
 from ._watch import Watcher
 from ._wire import Request
+from .errors import (
+    LeaseLostError,
+    LegacyProtocolError,
+    NotClaimableError,
+    ServerMismatchError,
+    StoreUnavailableError,
+    ToolnexusError,
+)
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -113,20 +117,14 @@ __all__ = [
     "Event",
     "EventHook",
     "EventKind",
-    "LeaseLostError",
-    "LegacyProtocolError",
     "LiveResolver",
-    "NotClaimableError",
     "Outcome",
     "Pending",
     "PostgresStore",
     "Result",
-    "ServerMismatchError",
     "SqliteStore",
     "Status",
     "Store",
-    "StoreError",
-    "StoreUnavailableError",
     "Watcher",
     "ask_in",
     "call_tool_or_park",
@@ -414,10 +412,6 @@ async def read_resource(
 # --- resuming --------------------------------------------------------------------------------
 
 
-class ServerMismatchError(ToolnexusError, ValueError):
-    """A parked call would be resumed on a server other than the one it was parked from."""
-
-
 def _server_name(client: Client) -> str | None:
     info = client.server_info
     return info.name if info is not None and info.name else None
@@ -564,17 +558,6 @@ class Outcome:
     exception: Exception | None = field(default=None, compare=False, repr=False)
     """When ``failed`` or ``retry``: the exception the resume raised (in this process only;
     the store keeps ``error``, its text)."""
-
-
-class NotClaimableError(ToolnexusError, ValueError):
-    """[`resume_key`][toolnexus.durable.resume_key] found the call not claimable: not ready,
-    being resumed elsewhere, or finished. ``status`` says which."""
-
-    def __init__(self, key: str, status: Status) -> None:
-        said = {"resuming": "being resumed elsewhere", "done": "done already"}.get(status, status)
-        super().__init__(f"{key} is {said}: nothing to resume")
-        self.key = key
-        self.status = status
 
 
 async def resume_key(

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from typing_extensions import Unpack
 
+from .errors import FormError
+
 try:
     import fastmcp as _fastmcp
 except ModuleNotFoundError as _err:  # only FastMCP itself missing gets the hint, not a broken install
@@ -33,7 +35,7 @@ from mcp_types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
 from ._answering import form_of
 from ._callback import CallbackOptions, WaitFor, elicitation_callback
 from ._mapping import elicitation_to_request
-from .forms import Form, FormError
+from .forms import Form
 
 if TYPE_CHECKING:
     from mcp.client.session import ElicitationFnT

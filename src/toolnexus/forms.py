@@ -20,7 +20,7 @@ null}]`` or ``type: [T, "null"]``), a local ``$ref`` into the schema's own ``$de
 ``definitions`` (resolved once, never recursively), a one-branch ``allOf``, annotation
 keywords (``$schema``, ``examples``, ``additionalProperties``, ...), which are ignored.
 
-What is refused, with a [`FormError`][toolnexus.forms.FormError] naming the property and
+What is refused, with a [`FormError`][toolnexus.errors.FormError] naming the property and
 the keyword: anything else, such as a nested object, a remote or recursive ``$ref``,
 composition outside the shapes above, a keyword whose check is not in the subset
 (``multipleOf``, ``patternProperties``, ``not``, ``if``, ...), a value of the wrong JSON
@@ -47,9 +47,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from ._errors import ToolnexusError
 from ._sensitive import looks_secret
 from ._util import escape_text
+from .errors import FormError
 
 __all__ = [
     "FORMATS",
@@ -62,7 +62,6 @@ __all__ = [
     "Field",
     "FieldType",
     "Form",
-    "FormError",
     "read_form",
     "sensitive_fields",
     "validate_content",
@@ -87,11 +86,6 @@ FORMATS: dict[str, str] = {
 """The string formats of the subset, each with the words a message uses for it."""
 
 Scalar: TypeAlias = str | int | float | bool
-
-
-class FormError(ToolnexusError, ValueError):
-    """A schema that is not a form of the MCP elicitation subset. The message names the
-    property and the keyword (escaped: it is safe to show or log), never a value."""
 
 
 @dataclass(frozen=True, init=False)
@@ -716,7 +710,7 @@ def read_form(schema: object) -> Form:
     ```
 
     Every value a server can send gives a ``Form`` or raises
-    [`FormError`][toolnexus.forms.FormError] (a ``ValueError``), in time linear in the size
+    [`FormError`][toolnexus.errors.FormError] (a ``ValueError``), in time linear in the size
     of the schema, and what it gives is bounded: at most [`MAX_FIELDS`][toolnexus.forms.MAX_FIELDS]
     fields, [`MAX_FORM_CHOICES`][toolnexus.forms.MAX_FORM_CHOICES] choices and
     [`MAX_TEXT`][toolnexus.forms.MAX_TEXT] characters of text, however many ``$ref``s share

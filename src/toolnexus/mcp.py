@@ -20,7 +20,7 @@ transports.
 
 from __future__ import annotations
 
-from ._answering import AnswerProblemError, result_for
+from ._answering import result_for
 from ._callback import (
     MAX_ABANDONED_THREADS,
     RESOLVER_THREADS,
@@ -37,7 +37,6 @@ from ._url_required import (
     MAX_URL_ELICITATIONS,
     URL_ELICITATION_REQUIRED,
     ElicitationCompletions,
-    UrlElicitationRefusedError,
     call_tool_resolving_urls,
 )
 
@@ -47,13 +46,11 @@ __all__ = [
     "MAX_URL_ELICITATIONS",
     "RESOLVER_THREADS",
     "URL_ELICITATION_REQUIRED",
-    "AnswerProblemError",
     "CallbackOptions",
     "ElicitationCompletions",
     "ElicitationParams",
     "OnResult",
     "Outcome",
-    "UrlElicitationRefusedError",
     "WaitFor",
     "answer_to_elicit_result",
     "call_tool_resolving_urls",

@@ -39,12 +39,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field, ValidationError
 
-from ._errors import ToolnexusError
+from .errors import TaskError
 
 if TYPE_CHECKING:
     from mcp import Client
 
-__all__ = ["TASKS", "TaskError", "TaskStatus", "TasksExtension", "call_tool_as_task", "task_support"]
+__all__ = ["TASKS", "TaskStatus", "TasksExtension", "call_tool_as_task", "task_support"]
 
 logger = logging.getLogger("toolnexus.tasks")
 
@@ -60,29 +60,6 @@ _QUESTIONS: Final[dict[str, type[types.InputRequest]]] = {
     "roots/list": types.ListRootsRequest,
 }
 """What an ``inputRequests`` entry may be, by its ``method``."""
-
-
-class TaskError(ToolnexusError, RuntimeError):
-    """A task ended without a result: cancelled by the server, past its time to live or the
-    extension's ``timeout``, asking more than ``max_questions``, a question no callback
-    could answer, or an answer to ``tasks/get`` that does not read as a task.
-
-    A task that *failed* raises the server's error as ``mcp.MCPError``, as a failed
-    ``tools/call`` does.
-
-    Attributes:
-        task_id: the server's id of the task.
-        status: ``"cancelled"``, ``"expired"`` (its time to live or the ``timeout`` passed),
-            or ``"invalid"`` (the server's answers broke the protocol, or a question could not
-            be answered).
-    """
-
-    def __init__(
-        self, message: str, *, task_id: str, status: Literal["cancelled", "expired", "invalid"]
-    ) -> None:
-        super().__init__(message)
-        self.task_id = task_id
-        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +158,7 @@ class TasksExtension(ClientExtension):
     (never a key twice), and returns the tool's ``CallToolResult``. Several questions at
     once are asked at once; a question the server stops asking is withdrawn. A task that
     failed raises the server's error as ``mcp.MCPError``; one that ends otherwise without a
-    result raises [`TaskError`][toolnexus.tasks.TaskError]. When the awaiting call is
+    result raises [`TaskError`][toolnexus.errors.TaskError]. When the awaiting call is
     cancelled, or gives up with an error of its own, the task is sent ``tasks/cancel``.
 
     Args:

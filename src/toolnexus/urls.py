@@ -44,10 +44,10 @@ from urllib.parse import unquote, urlsplit
 
 import ada_url
 
-from ._errors import ToolnexusError
 from ._util import escape_text
+from .errors import UrlError
 
-__all__ = ["UrlError", "UrlReading", "browser_host", "read_url", "url_warnings"]
+__all__ = ["UrlReading", "browser_host", "read_url", "url_warnings"]
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 # What browsers strip around a URL and remove inside it (WHATWG URL standard).
@@ -57,10 +57,6 @@ _TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
 # (``file``, special too, has hosts of its own kind: it is read as any other URL).
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 _SPECIAL = frozenset(_DEFAULT_PORTS)
-
-
-class UrlError(ToolnexusError, ValueError):
-    """A URL that cannot be parsed (a port that is not a number, a malformed IPv6 host)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +166,7 @@ def _host_change(written: str, host: str, ipv4: bool) -> str | None:
 
 
 def read_url(url: str) -> UrlReading:
-    """Read ``url`` as a browser would; [`UrlError`][toolnexus.urls.UrlError] (a ``ValueError``)
+    """Read ``url`` as a browser would; [`UrlError`][toolnexus.errors.UrlError] (a ``ValueError``)
     when it cannot be parsed (a browser would open nothing), ``TypeError`` when it is not a string.
     A URL with no host at all (``https://``) reads, with ``host`` empty."""
     if not isinstance(url, str):

@@ -28,20 +28,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from ._store import (
-    ANY_SERVER,
-    Event,
-    EventHook,
-    Status,
-    Store,
-    StoreError,
-    StoreUnavailableError,
-    check_lease,
-    fire,
-)
+from ._store import ANY_SERVER, Event, EventHook, Status, Store, check_lease, fire
 from ._time import check_seconds
 from ._watch import Watcher
 from .durable import Outcome, park_only, resume_ready
+from .errors import StoreError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from mcp import Client

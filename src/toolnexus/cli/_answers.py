@@ -16,7 +16,8 @@ from typing import Any
 from .._answering import fill, form_of
 from .._log import MASK
 from .._wire import Answer, Request
-from ..forms import FormError, sensitive_fields
+from ..errors import FormError
+from ..forms import sensitive_fields
 from ..policy import Policy
 from ._output import Output
 

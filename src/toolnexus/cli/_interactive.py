@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._log import log_traffic
 from .._wire import Request
 from ..console import ConsoleResolver
+from ..errors import TaskError, UrlElicitationRefusedError
 from . import _answers
 from ._base import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Context
 from ._bridge import Bridge, run_answering_here
@@ -223,8 +224,8 @@ async def call_tool(connection: Connection, tool: str, arguments: dict[str, Any]
     from mcp import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    from ..mcp import UrlElicitationRefusedError, call_tool_resolving_urls
-    from ..tasks import TaskError, call_tool_as_task, task_support
+    from ..mcp import call_tool_resolving_urls
+    from ..tasks import call_tool_as_task, task_support
 
     client = connection.client
     try:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from .._log import log_traffic
 from .._util import escape_text
 from .._wire import Answer, Request
+from ..errors import NotClaimableError, ServerMismatchError
 from ._base import EXIT_CONNECTION, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Command, Context, print_result
 from ._connection import add_connection_options, run_connected, server_from
 from ._interactive import add_answer_options, add_output_options, open_log
@@ -48,7 +49,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace, context: Context) -> int:
 
     from .._pending import elicit_results
-    from ..durable import NotClaimableError, ServerMismatchError, resume_key
+    from ..durable import resume_key
     from ..mcp import elicitation_callback
 
     output = context.output

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .._util import escape_text
 from .._wire import Answer, Request
+from ..errors import StoreError, StoreUnavailableError
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, CliError
 from ._output import Output, reason
 
@@ -52,7 +53,6 @@ def open_store(spec: str, *, create: bool = False, read_only: bool = False) -> S
     even the tables. No message shows a password."""
     import sqlite3
 
-    from ..durable import StoreError, StoreUnavailableError
     from ..durable import open_store as open_durable_store
 
     shown = shown_store(spec)

@@ -13,6 +13,7 @@ import signal
 from typing import TYPE_CHECKING
 
 from .._util import escape_text
+from ..errors import StoreError, StoreUnavailableError
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
 from ._connection import add_connection_options, make_client, server_from
 from ._output import reason
@@ -34,7 +35,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     import anyio
     from mcp import Client
 
-    from ..durable import ANY_SERVER, StoreError, StoreUnavailableError, park_only
+    from ..durable import ANY_SERVER, park_only
     from ..worker import Worker
 
     server = server_from(args, context.stack)

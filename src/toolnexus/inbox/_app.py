@@ -25,7 +25,8 @@ from starlette.staticfiles import StaticFiles
 
 from .._time import check_seconds, read_expires_at
 from .._wire import Answer
-from ..durable import OPEN, STATUSES, Call, Pending, StoreUnavailableError
+from ..durable import OPEN, STATUSES, Call, Pending
+from ..errors import StoreUnavailableError
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 

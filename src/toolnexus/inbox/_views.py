@@ -21,8 +21,9 @@ from .._time import read_expires_at
 from .._util import escape_text
 from .._wire import Answer, Request
 from ..durable import Call, Pending
-from ..forms import FORMATS, Field, Form, FormError, sensitive_fields
-from ..urls import UrlError, browser_host, read_url, url_warnings
+from ..errors import FormError, UrlError
+from ..forms import FORMATS, Field, Form, sensitive_fields
+from ..urls import browser_host, read_url, url_warnings
 
 __all__ = [
     "FieldView",

@@ -26,12 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._answering import form_of
-from .._errors import ToolnexusError
 from .._mapping import elicitation_to_request
 from .._rules import Asked, Rule, describe_request, read_rule
 from .._util import is_async_callable
 from .._wire import Answer, Request
-from ..forms import FormError
+from ..errors import FormError, ServerQuestionError
 
 if TYPE_CHECKING:
     from mcp_types import ElicitResult
@@ -43,7 +42,6 @@ __all__ = [
     "ERAS",
     "ReplayResolver",
     "ScriptedResolver",
-    "ServerQuestionError",
     "elicit_through_server",
     "form_request",
     "url_request",
@@ -54,12 +52,6 @@ ERAS: tuple[Era, ...] = ("2025-11-25", "2026-07-28")
 """The protocol eras [`elicit_through_server`][toolnexus.testing.elicit_through_server] speaks:
 ``"2025-11-25"`` (the initialize handshake; the server sends ``elicitation/create`` mid-call)
 and ``"2026-07-28"`` (the question rides an ``InputRequiredResult`` and the call is retried)."""
-
-
-class ServerQuestionError(ToolnexusError, RuntimeError):
-    """[`elicit_through_server`][toolnexus.testing.elicit_through_server]'s server could not
-    ask its question (its tool failed, or the client negotiated another era). A
-    ``RuntimeError``, as it has always been."""
 
 
 _STEP_KEYS = ("prompt", "fields", "kind", "url_host", "action", "values")
