@@ -18,7 +18,7 @@ import pytest
 from support import forkserver
 from toolnexus import Answer
 from toolnexus.cli import main
-from toolnexus.cli._answers import defaults_answer
+from toolnexus.cli._unattended import defaults_answer
 from toolnexus.testing import form_request, url_request
 
 DEMO = ["--stdio", forkserver.server_command([sys.executable, "-m", "toolnexus._demo_server"])]

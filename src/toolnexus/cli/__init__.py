@@ -21,7 +21,7 @@ How the package is built (each module imports only the ones listed before it):
   ``--server-stderr``/``--protocol``/``--connect-timeout``), the server they name, and
   ``run_connected``, which watches a connection and turns every way it ends into exit 3;
 - ``_results``: a result's text and JSON, a tool error's line;
-- ``_answers`` (``--answers``/``--accept-defaults``), ``_interactive`` (connect and answer
+- ``_unattended`` (``--answers``/``--accept-defaults``), ``_interactive`` (connect and answer
   here: the console, the traffic log, the bridge) and ``_stores`` (the durable commands'
   store helpers);
 - one module per subcommand (``_demo``, ``_call`` with ``_park``, ``_tools``, ``_pending``,

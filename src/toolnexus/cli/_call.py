@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from . import _answers, _live, _park
+from . import _live, _park, _unattended
 from ._base import EXIT_USAGE, CliError, Command, Context, print_result
 from ._connection import add_connection_options, server_from
 from ._interactive import Connection, add_answer_options, add_output_options, answer_here, call_tool
@@ -39,7 +39,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_answer_options(parser)
     _park.add_park_option(parser)
     _live.add_live_options(parser)
-    _answers.add_options(parser)
+    _unattended.add_options(parser)
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:

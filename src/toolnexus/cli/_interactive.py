@@ -17,7 +17,7 @@ from .._log import log_traffic
 from .._wire import Request
 from ..console import ConsoleResolver
 from ..errors import TaskError, UrlElicitationRefusedError
-from . import _answers
+from . import _unattended
 from ._base import EXIT_CONNECTION, EXIT_INTERRUPTED, EXIT_TOOL_ERROR, EXIT_USAGE, CliError, Context
 from ._bridge import Bridge, run_answering_here
 from ._connection import ServerTarget, connection_closed, is_connection_failure, run_connected, server_name
@@ -146,7 +146,7 @@ def answer_here(
     completions = ElicitationCompletions()
     resolver = _console(args, context, completions)
     try:
-        wait_for: Callable[[Request], Any] = _answers.answering(args, resolver, context.output)
+        wait_for: Callable[[Request], Any] = _unattended.answering(args, resolver, context.output)
     except (OSError, ValueError) as err:
         raise CliError(EXIT_USAGE, f"--answers: {one_line(str(err))}") from None
     on_result: OnResult | None = None
