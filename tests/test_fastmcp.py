@@ -573,6 +573,10 @@ async def test_a_pydantic_ai_agents_call_to_a_fastmcp_tool_is_answered_live(
         assert [request.prompt for request in store.get(key).requests] == ["Deploy api?"]
 
 
+# End to end by choice (its server is in process): run once, on the default Python, with the
+# other pydantic-ai tests. On each other Python's new environment, importing pydantic-ai and
+# FastMCP's client is about 5 s of CPU (compiling them), for the one quick test that used it.
+@pytest.mark.e2e
 @pytest.mark.anyio
 async def test_a_pydantic_ai_agents_2026_round_is_answered_live(tmp_path: Path) -> None:
     """The same through a 2026-07-28 session (the SDK's ``MCPServer`` in process, whose ``form``
