@@ -267,9 +267,12 @@ async def test_a_server_that_asks_for_ever_is_stopped_at_max_questions() -> None
     async with connected(resolver=answering(asked), max_questions=5) as (client, tasks):
         with pytest.raises(TaskError, match="it asked more than 5 questions"):
             await client.call_tool("many", {})
-    assert len(asked) == 5
+    # A question the server stops listing before its resolver is reached is withdrawn
+    # unasked (this server lists a new one each poll): at most 5 reach the resolver.
+    assert 1 <= len(asked) <= 5
     assert tasks is not None
     (task,) = tasks.tasks.values()
+    assert sum(len(answers) for answers in task.answers.values()) <= 5
     assert task.cancelled
 
 
