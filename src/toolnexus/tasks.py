@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -229,46 +229,77 @@ class TasksExtension(ClientExtension):
         return await _Drive(self, handle, ctx).run()
 
 
-class _Drive:
-    """One task, polled to its end."""
+class _TaskRun:
+    """What a task of either era needs: its id, its status as last reported (to the status
+    callback, once per change), its errors, and its end: the extension's ``timeout``, and
+    ``tasks/cancel`` unless the server ended it."""
 
-    def __init__(self, extension: TasksExtension, handle: TaskHandle, ctx: ClaimContext) -> None:
+    def __init__(self, extension: TasksExtension, session: ClientSession, tool: str) -> None:
         self.ext = extension
-        self.session: ClientSession = ctx.session
-        self.tool = ctx.tool_name
-        self.read_timeout = ctx.read_timeout_seconds
-        self.task_id = handle.task_id
+        self.session = session
+        self.tool = tool
+        self.task_id = ""
         self.started = anyio.current_time()
-        ttl = handle.ttl_ms
-        self.ttl_end = self.started + ttl / 1000 if ttl is not None and ttl > 0 else None
-        self.answered: set[str] = set()  # keys answered (or being sent): never answered twice
-        self.asking: dict[str, anyio.CancelScope] = {}
-        self.asked = 0
+        self.status = "working"
         self.seen: tuple[str, str | None] | None = None
-        self.poke = anyio.Event()  # an answer was sent: poll again now
         self.over = False  # the server ended the task: nothing to cancel
-        self.failure: Exception | None = None
-        self.group: anyio.abc.TaskGroup | None = None
-        self._report(handle)
 
     def error(self, message: str, status: Literal["cancelled", "expired", "invalid"]) -> TaskError:
         return TaskError(
             f"task {self.task_id} of {self.tool}: {message}", task_id=self.task_id, status=status
         )
 
-    async def run(self) -> types.CallToolResult:
+    def report(self, status: Status, message: str | None) -> None:
+        self.status = status
+        if (status, message) == self.seen:
+            return
+        self.seen = (status, message)
+        if self.ext._on_status is not None:
+            elapsed = anyio.current_time() - self.started
+            self.ext._on_status(TaskStatus(self.tool, self.task_id, status, message, elapsed))
+
+    async def to_the_end(
+        self, work: Callable[[], Awaitable[types.CallToolResult]], cancel: types.Request[Any, Any]
+    ) -> types.CallToolResult:
+        """``work()``'s result within the extension's ``timeout``; ``cancel`` sent (best
+        effort: the call is over, whatever the server says) unless the server ended the task."""
         try:
             if self.ext._timeout is None:
-                return await self._poll_to_end()
+                return await work()
             try:
                 with anyio.fail_after(self.ext._timeout):
-                    return await self._poll_to_end()
+                    return await work()
             except TimeoutError:
-                status = self.seen[0] if self.seen else "working"
-                raise self.error(f"still {status} after {self.ext._timeout:g} s", "expired") from None
+                raise self.error(f"still {self.status} after {self.ext._timeout:g} s", "expired") from None
         finally:
             if not self.over:
-                await self._cancel()
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
+                    try:
+                        await self.session.send_request(cancel, types.EmptyResult)
+                    except Exception as err:  # the connection may be gone: nothing more to do
+                        logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
+
+
+class _Drive(_TaskRun):
+    """One task, polled to its end."""
+
+    def __init__(self, extension: TasksExtension, handle: TaskHandle, ctx: ClaimContext) -> None:
+        super().__init__(extension, ctx.session, ctx.tool_name)
+        self.read_timeout = ctx.read_timeout_seconds
+        self.task_id = handle.task_id
+        ttl = handle.ttl_ms
+        self.ttl_end = self.started + ttl / 1000 if ttl is not None and ttl > 0 else None
+        self.answered: set[str] = set()  # keys answered (or being sent): never answered twice
+        self.asking: dict[str, anyio.CancelScope] = {}
+        self.asked = 0
+        self.poke = anyio.Event()  # an answer was sent: poll again now
+        self.failure: Exception | None = None
+        self.group: anyio.abc.TaskGroup | None = None
+        self.report(handle.status, handle.status_message)
+
+    async def run(self) -> types.CallToolResult:
+        cancel = _CancelTask(params=_TaskIdParams(task_id=self.task_id))
+        return await self.to_the_end(self._poll_to_end, cancel)
 
     async def _poll_to_end(self) -> types.CallToolResult:
         result: types.CallToolResult | None = None
@@ -293,7 +324,7 @@ class _Drive:
     async def _loop(self, group: anyio.abc.TaskGroup) -> types.CallToolResult:
         while True:
             state = await self._get()
-            self._report(state)
+            self.report(state.status, state.status_message)
             done = self._ended(state)
             if done is not None:
                 return done
@@ -401,27 +432,6 @@ class _Drive:
                 f"tasks/get answered with something that is not a task ({_first(err)})", "invalid"
             ) from None
 
-    def _report(self, state: _Task) -> None:
-        seen = (state.status, state.status_message)
-        if seen == self.seen:
-            return
-        self.seen = seen
-        if self.ext._on_status is not None:
-            elapsed = anyio.current_time() - self.started
-            self.ext._on_status(
-                TaskStatus(self.tool, self.task_id, state.status, state.status_message, elapsed)
-            )
-
-    async def _cancel(self) -> None:
-        """``tasks/cancel``, best effort: the call is over, whatever the server says."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
-            try:
-                await self.session.send_request(
-                    _CancelTask(params=_TaskIdParams(task_id=self.task_id)), types.EmptyResult
-                )
-            except Exception as err:  # the connection may be gone: nothing more to do
-                logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
-
 
 def _first(err: ValidationError) -> str:
     """The first problem pydantic found, by its place and kind (never the value)."""
@@ -482,24 +492,9 @@ async def task_support(client: Client, name: str) -> Literal["forbidden", "optio
     return None
 
 
-class _LegacyTask:
+class _LegacyTask(_TaskRun):
     """One 2025-11-25 task: created by the call, watched with ``tasks/get``, its result (and
     the server's questions on the way) brought by ``tasks/result``."""
-
-    def __init__(self, extension: TasksExtension, session: ClientSession, tool: str) -> None:
-        self.ext = extension
-        self.session = session
-        self.tool = tool
-        self.task_id = ""
-        self.started = anyio.current_time()
-        self.seen: tuple[str, str | None] | None = None
-        self.status = "working"
-        self.over = False
-
-    def error(self, message: str, status: Literal["cancelled", "expired", "invalid"]) -> TaskError:
-        return TaskError(
-            f"task {self.task_id} of {self.tool}: {message}", task_id=self.task_id, status=status
-        )
 
     async def run(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
         # mcp 2.3's ClientSession.send_request checks a tools/call result against 2025-11-25's
@@ -520,25 +515,9 @@ class _LegacyTask:
                 status="invalid",
             ) from None
         self.task_id = task.task_id
-        self._report(task.status, task.status_message)
-        try:
-            if self.ext._timeout is None:
-                return await self._result(task.poll_interval)
-            try:
-                with anyio.fail_after(self.ext._timeout):
-                    return await self._result(task.poll_interval)
-            except TimeoutError:
-                raise self.error(f"still {self.status} after {self.ext._timeout:g} s", "expired") from None
-        finally:
-            if not self.over:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
-                    try:
-                        cancel = types.CancelTaskRequest(
-                            params=types.CancelTaskRequestParams(task_id=self.task_id)
-                        )
-                        await self.session.send_request(cancel, types.CancelTaskResult)
-                    except Exception as err:  # the connection may be gone: nothing more to do
-                        logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
+        self.report(task.status, task.status_message)
+        cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=self.task_id))
+        return await self.to_the_end(lambda: self._result(task.poll_interval), cancel)
 
     async def _result(self, interval: int | None) -> types.CallToolResult:
         outcome: list[types.CallToolResult | Exception] = []
@@ -560,7 +539,7 @@ class _LegacyTask:
             raise self.error(f"its result is not a tool's result ({_first(result)})", "invalid") from None
         if isinstance(result, Exception):
             raise result
-        self._report("completed", None)
+        self.report("completed", None)
         return result
 
     async def _watch(self, interval: int | None) -> None:
@@ -572,16 +551,7 @@ class _LegacyTask:
                 task = await self.session.send_request(request, types.GetTaskResult)
             except (MCPError, ValidationError):
                 return  # tasks/result says how it ended
-            self._report(task.status, task.status_message)
+            self.report(task.status, task.status_message)
             interval = task.poll_interval
             if task.status in _ENDED:
                 return
-
-    def _report(self, status: str, message: str | None) -> None:
-        self.status = status
-        if (status, message) == self.seen:
-            return
-        self.seen = (status, message)
-        if self.ext._on_status is not None:
-            elapsed = anyio.current_time() - self.started
-            self.ext._on_status(TaskStatus(self.tool, self.task_id, status, message, elapsed))  # type: ignore[arg-type]
