@@ -19,6 +19,7 @@ __all__ = [
     "Clock",
     "check_seconds",
     "read_expires_at",
+    "span",
     "utc_timestamp",
 ]
 
@@ -134,3 +135,20 @@ def check_seconds(
                 f"{label} {value!r} s ends after the year 9999; use None for no deadline"
             ) from None
     return float(value)
+
+
+def span(seconds: float, *, to_the_second: bool = False) -> str:
+    """A duration in words a glance reads: ``40 s``, ``12 min``, ``3 h 5 min``, ``2 d 4 h``;
+    ``to_the_second`` keeps the seconds under an hour (``1 min 05 s``, for a line redrawn
+    each second)."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, left = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {left:02d} s" if to_the_second else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"

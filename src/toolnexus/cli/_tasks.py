@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from .._time import span
 from ._output import one_line
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class TaskProgress:
         said = f"toolnexus: task {one_line(status.tool)}: {status.status.replace('_', ' ')}"
         if status.message:
             said += f": {one_line(status.message)[:_WIDTH]}"
-        return f"{said} ({_duration(elapsed)})"
+        return f"{said} ({span(elapsed, to_the_second=True)})"
 
     def _write(self, text: str) -> None:
         try:
@@ -86,14 +87,3 @@ class TaskProgress:
             self._stream.flush()
         except (OSError, ValueError):  # stderr closed: the progress is not worth failing for
             pass
-
-
-def _duration(seconds: float) -> str:
-    whole = max(0, int(seconds))
-    if whole < 60:
-        return f"{whole} s"
-    minutes, seconds_left = divmod(whole, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds_left:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from .._answering import form_of as read_form_of
 from .._hints import count_hint, takes
-from .._time import read_expires_at
+from .._time import read_expires_at, span
 from .._util import escape_text
 from .._wire import Answer, Request
 from ..durable import Call, Pending
@@ -62,21 +62,6 @@ def parse_time(text: object) -> _dt.datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=_dt.timezone.utc)
-
-
-def span(seconds: float) -> str:
-    """A duration in words a glance reads: ``40 s``, ``12 min``, ``3 h 5 min``, ``2 d 4 h``."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h" if hours else f"{days} d"
 
 
 def deadline_of(request: Request) -> _dt.datetime | None:
