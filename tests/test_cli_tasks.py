@@ -10,8 +10,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
 
 from support import forkserver
 from support.environment import environment
@@ -92,10 +93,17 @@ def test_at_a_terminal_the_line_is_redrawn_and_ctrl_c_cancels_the_task_and_exits
     assert re.search(r"^tasks/cancel \S+ \(forever\)$", log.read_text(), re.MULTILINE), log.read_text()
 
 
-def test_a_server_killed_while_its_task_is_polled_is_one_line_and_exit_3() -> None:
+@pytest.mark.parametrize(
+    ("tool", "moment"),
+    [("forever", "toolnexus: task forever: working"), ("approve", "Approve deploy?")],
+    ids=["while-it-works", "while-its-question-is-shown"],
+)
+def test_a_server_killed_while_its_task_is_polled_is_one_line_and_exit_3(tool: str, moment: str) -> None:
+    """The server killed while its task works, and while the task's question waits for an
+    answer on standard input (a pipe kept open, nothing written)."""
     proc = forkserver.popen(
-        command("forever"),
-        stdin=subprocess.DEVNULL,
+        command(tool, '{"item": "deploy"}'),
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -103,8 +111,11 @@ def test_a_server_killed_while_its_task_is_polled_is_one_line_and_exit_3() -> No
     )
     try:
         assert proc.stderr is not None
-        first = proc.stderr.readline()  # the task works: its first line
-        assert first.startswith("toolnexus: task forever: working"), first
+        said: list[str] = []
+        while not said or moment not in said[-1]:  # up to the moment (or the command's end)
+            line = proc.stderr.readline()
+            assert line, "".join(said)
+            said.append(line)
         (server,) = children(proc.pid)
         subprocess.run(["kill", "-KILL", str(server)], check=True)
         out, err = proc.communicate(timeout=60)
@@ -112,8 +123,8 @@ def test_a_server_killed_while_its_task_is_polled_is_one_line_and_exit_3() -> No
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 3
+    assert proc.returncode == 3, err
     assert out == ""
-    assert err.splitlines()[-1].startswith("toolnexus: "), err
-    assert "lost" in err.splitlines()[-1] or "closed" in err.splitlines()[-1], err
-    time.sleep(0)  # nothing else to wait for: the command ended
+    last = err.splitlines()[-1]
+    assert last.startswith("toolnexus: the connection to the server `"), err
+    assert last.endswith("` was lost"), err
