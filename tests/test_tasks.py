@@ -179,7 +179,9 @@ async def test_a_tool_that_may_run_as_a_task_is_one_only_for_a_client_that_decla
     assert refused.value.error.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
 
 
-async def test_on_a_2025_11_25_connection_the_extension_is_not_declared() -> None:
+async def test_on_a_2025_11_25_connection_a_client_with_the_extension_calls_tools_as_before() -> None:
+    """The extension's claim is for 2026-07-28 only: on 2025-11-25 a tool that may run as a
+    task runs at once, and the extension takes no part."""
     server, _ = build_server()
     extension = TasksExtension()
     async with Client(server, extensions=[extension], mode="legacy") as client:
