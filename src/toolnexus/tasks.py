@@ -37,8 +37,20 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
+from ._task_wire import (
+    ENDED,
+    TaskHandle,
+    TaskState,
+    TaskStatusName,
+    cancel_task,
+    first_problem,
+    get_task,
+    read_end,
+    read_question,
+    update_task,
+)
 from .errors import TaskError
 
 if TYPE_CHECKING:
@@ -51,15 +63,8 @@ logger = logging.getLogger("toolnexus.tasks")
 TASKS: Final = "io.modelcontextprotocol/tasks"
 """The extension's identifier, as the client declares it."""
 
-Status = Literal["working", "input_required", "completed", "failed", "cancelled"]
-_ENDED: Final = frozenset({"completed", "failed", "cancelled"})
+Status = TaskStatusName
 _CANCEL_PATIENCE: Final = 5.0  # seconds a tasks/cancel may take once the call is over
-_QUESTIONS: Final[dict[str, type[types.InputRequest]]] = {
-    "elicitation/create": types.ElicitRequest,
-    "sampling/createMessage": types.CreateMessageRequest,
-    "roots/list": types.ListRootsRequest,
-}
-"""What an ``inputRequests`` entry may be, by its ``method``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,60 +85,6 @@ class TaskStatus:
     status: Status
     message: str | None
     elapsed: float
-
-
-# --- the wire -------------------------------------------------------------------------------
-
-
-class _Task(types.Result):
-    """The fields every task result carries (the names are the wire's, in camel case)."""
-
-    task_id: str = Field(max_length=1024)
-    status: Status
-    status_message: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
-
-
-class TaskHandle(_Task):
-    """A ``tools/call`` answered with a task (``resultType: "task"``)."""
-
-    result_type: Literal["task"]
-
-
-class _TaskState(_Task):
-    """``tasks/get``'s answer: the task, with its questions, its result or its error."""
-
-    input_requests: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-
-
-class _TaskIdParams(types.RequestParams):
-    task_id: str
-
-
-class _UpdateParams(types.RequestParams):
-    task_id: str
-    input_responses: dict[str, Any]
-
-
-class _GetTask(types.Request[_TaskIdParams, Literal["tasks/get"]]):
-    method: Literal["tasks/get"] = "tasks/get"
-    params: _TaskIdParams
-    name_param = "taskId"  # the Mcp-Name header over HTTP, which the extension requires
-
-
-class _UpdateTask(types.Request[_UpdateParams, Literal["tasks/update"]]):
-    method: Literal["tasks/update"] = "tasks/update"
-    params: _UpdateParams
-    name_param = "taskId"
-
-
-class _CancelTask(types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
-    method: Literal["tasks/cancel"] = "tasks/cancel"
-    params: _TaskIdParams
-    name_param = "taskId"
 
 
 # --- the extension --------------------------------------------------------------------------
@@ -259,7 +210,7 @@ class _TaskRun:
             self.ext._on_status(TaskStatus(self.tool, self.task_id, status, message, elapsed))
 
     async def to_the_end(
-        self, work: Callable[[], Awaitable[types.CallToolResult]], cancel: types.Request[Any, Any]
+        self, work: Callable[[], Awaitable[types.CallToolResult]], cancel: Callable[[], Awaitable[Any]]
     ) -> types.CallToolResult:
         """``work()``'s result within the extension's ``timeout``; ``cancel`` sent (best
         effort: the call is over, whatever the server says) unless the server ended the task."""
@@ -275,7 +226,7 @@ class _TaskRun:
             if not self.over:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_PATIENCE):
                     try:
-                        await self.session.send_request(cancel, types.EmptyResult)
+                        await cancel()
                     except Exception as err:  # the connection may be gone: nothing more to do
                         logger.debug("tasks/cancel of %s failed: %s", self.task_id, type(err).__name__)
 
@@ -298,8 +249,7 @@ class _Drive(_TaskRun):
         self.report(handle.status, handle.status_message)
 
     async def run(self) -> types.CallToolResult:
-        cancel = _CancelTask(params=_TaskIdParams(task_id=self.task_id))
-        return await self.to_the_end(self._poll_to_end, cancel)
+        return await self.to_the_end(self._poll_to_end, lambda: cancel_task(self.session, self.task_id))
 
     async def _poll_to_end(self) -> types.CallToolResult:
         result: types.CallToolResult | None = None
@@ -340,30 +290,22 @@ class _Drive(_TaskRun):
                 await self.poke.wait()
             self.poke = anyio.Event()
 
-    def _ended(self, state: _TaskState) -> types.CallToolResult | None:
-        if state.status not in _ENDED:
+    def _ended(self, state: TaskState) -> types.CallToolResult | None:
+        try:
+            end = read_end(state)
+        except ValueError as err:
+            self.over = True
+            raise self.error(str(err), "invalid") from None
+        if end is None:
             return None
         self.over = True
-        if state.status == "completed":
-            if state.result is None:
-                raise self.error("tasks/get said completed without a result", "invalid")
-            try:
-                return types.CallToolResult.model_validate(state.result, by_name=False)
-            except ValidationError as err:
-                raise self.error(f"its result is not a tool's result ({_first(err)})", "invalid") from None
-        if state.status == "failed":
-            if state.error is None:
-                raise self.error("tasks/get said failed without an error", "invalid")
-            try:
-                data = types.ErrorData.model_validate(state.error, by_name=False)
-            except ValidationError as err:
-                raise self.error(
-                    f"it failed with an error that does not read ({_first(err)})", "invalid"
-                ) from None
-            raise MCPError.from_error_data(data)
-        raise self.error("the server cancelled it", "cancelled")
+        if isinstance(end, types.ErrorData):
+            raise MCPError.from_error_data(end)
+        if end == "cancelled":
+            raise self.error("the server cancelled it", "cancelled")
+        return end
 
-    def _ask(self, group: anyio.abc.TaskGroup, state: _TaskState) -> None:
+    def _ask(self, group: anyio.abc.TaskGroup, state: TaskState) -> None:
         requests = state.input_requests
         if requests is None:
             raise self.error("tasks/get said input_required without inputRequests", "invalid")
@@ -382,21 +324,10 @@ class _Drive(_TaskRun):
             group.start_soon(self._answer, key, request, scope)
 
     def _question(self, key: str, raw: object) -> types.InputRequest:
-        method = raw.get("method") if isinstance(raw, dict) else None
-        model = _QUESTIONS.get(method) if isinstance(method, str) else None
-        if model is None:
-            raise self.error(
-                f"its question {key!r} is not an elicitation, sampling or roots request", "invalid"
-            )
         try:
-            params = raw.get("params") if isinstance(raw, dict) else None
-            if model is types.ElicitRequest and isinstance(params, dict):  # its mode picks the form
-                url = params.get("mode") == "url"
-                kind = types.ElicitRequestURLParams if url else types.ElicitRequestFormParams
-                return types.ElicitRequest(params=kind.model_validate(params, by_name=False))
-            return model.model_validate(raw, by_name=False)
-        except ValidationError as err:
-            raise self.error(f"its question {key!r} does not read ({_first(err)})", "invalid") from None
+            return read_question(key, raw)
+        except ValueError as err:
+            raise self.error(str(err), "invalid") from None
 
     async def _answer(self, key: str, request: types.InputRequest, scope: anyio.CancelScope) -> None:
         try:
@@ -409,35 +340,18 @@ class _Drive(_TaskRun):
                     raise self.error(f"its question {key!r} was not answered: {response.message}", "invalid")
                 self.answered.add(key)  # before the send: a key is never answered twice
                 value = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-                await self.session.send_request(
-                    _UpdateTask(params=_UpdateParams(task_id=self.task_id, input_responses={key: value})),
-                    types.EmptyResult,
-                    request_read_timeout_seconds=self.read_timeout,
-                )
+                await update_task(self.session, self.task_id, {key: value}, self.read_timeout)
                 self.poke.set()
         except Exception as err:
             self._fail(err)
         finally:
             self.asking.pop(key, None)
 
-    async def _get(self) -> _TaskState:
+    async def _get(self) -> TaskState:
         try:
-            return await self.session.send_request(
-                _GetTask(params=_TaskIdParams(task_id=self.task_id)),
-                _TaskState,
-                request_read_timeout_seconds=self.read_timeout,
-            )
-        except ValidationError as err:
-            raise self.error(
-                f"tasks/get answered with something that is not a task ({_first(err)})", "invalid"
-            ) from None
-
-
-def _first(err: ValidationError) -> str:
-    """The first problem pydantic found, by its place and kind (never the value)."""
-    problem = err.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in problem.get("loc", ())) or "the value"
-    return f"{where}: {problem.get('msg', 'invalid')}"
+            return await get_task(self.session, self.task_id, self.read_timeout)
+        except ValueError as err:
+            raise self.error(str(err), "invalid") from None
 
 
 # --- 2025-11-25: task-augmented tools/call ---------------------------------------------------
@@ -510,14 +424,17 @@ class _LegacyTask(_TaskRun):
             task = types.CreateTaskResult.model_validate(raw, by_name=False).task
         except ValidationError as err:
             raise TaskError(
-                f"{self.tool}: the call was not answered with a task ({_first(err)})",
+                f"{self.tool}: the call was not answered with a task ({first_problem(err)})",
                 task_id="",
                 status="invalid",
             ) from None
         self.task_id = task.task_id
         self.report(task.status, task.status_message)
         cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=self.task_id))
-        return await self.to_the_end(lambda: self._result(task.poll_interval), cancel)
+        return await self.to_the_end(
+            lambda: self._result(task.poll_interval),
+            lambda: self.session.send_request(cancel, types.EmptyResult),
+        )
 
     async def _result(self, interval: int | None) -> types.CallToolResult:
         outcome: list[types.CallToolResult | Exception] = []
@@ -536,7 +453,9 @@ class _LegacyTask(_TaskRun):
         if isinstance(result, MCPError) and self.status == "cancelled":
             raise self.error("the server cancelled it", "cancelled") from None
         if isinstance(result, ValidationError):
-            raise self.error(f"its result is not a tool's result ({_first(result)})", "invalid") from None
+            raise self.error(
+                f"its result is not a tool's result ({first_problem(result)})", "invalid"
+            ) from None
         if isinstance(result, Exception):
             raise result
         self.report("completed", None)
@@ -553,5 +472,5 @@ class _LegacyTask(_TaskRun):
                 return  # tasks/result says how it ended
             self.report(task.status, task.status_message)
             interval = task.poll_interval
-            if task.status in _ENDED:
+            if task.status in ENDED:
                 return
