@@ -371,7 +371,8 @@ def test_pending_is_frozen_and_its_dict_has_a_format_version() -> None:
     ("change", "names"),
     [
         ({"format": "other"}, "Pending.format"),
-        ({"version": 2}, "Pending.version"),
+        ({"version": 3}, "Pending.version"),
+        ({"task": {"id": "t"}}, "'task'"),  # a parked task's record is version 2 alone
         ({"version": "1"}, "Pending.version"),
         ({"method": "tools/list"}, "Pending.method"),
         ({"target": 3}, "Pending.target"),

@@ -10,6 +10,7 @@ PostgreSQL's own clock has a test of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -19,7 +20,8 @@ import pytest
 
 from support.stores import Backend, Store
 from toolnexus import Answer, Request
-from toolnexus.durable import STORE_FORMAT, Call, Event, Pending
+from toolnexus._time import utc_timestamp
+from toolnexus.durable import STORE_FORMAT, Call, Event, ParkedTask, Pending
 from toolnexus.errors import LeaseLostError, StoreError
 
 SCHEMA = {
@@ -877,6 +879,128 @@ def test_a_store_of_the_previous_format_is_upgraded_with_everything_in_it(backen
     assert [call.key for call in store.calls()][-1] == key
     reader = backend.open(read_only=True)
     assert len(reader.calls()) == 5
+
+
+# --- parked tasks ----------------------------------------------------------------------------
+
+
+def task_record(
+    task_id: str = "t-1", *, ttl: float | None = None, now: float = 0.0, interval: int | None = 2000
+) -> Pending:
+    """A call the server made a task, as parked (no question yet)."""
+    expires_at = utc_timestamp(now=now + ttl) if ttl is not None else None
+    return Pending(
+        "tools/call", "report", {"q": 3}, None, (), (), {}, "srv", ParkedTask(task_id, interval, expires_at)
+    )
+
+
+def task_asking(record: Pending, n: int, *answered: str) -> Pending:
+    """``record`` asking one question (its key ``q<n>``), with ``answered`` keys answered before."""
+    question = Request(f"elc-t-{n}", "input", f"Question {n}?", None, {"schema": SCHEMA})
+    assert record.task is not None
+    task = dataclasses.replace(record.task, answered=answered)
+    return dataclasses.replace(record, input_keys=(f"q{n}",), requests=(question,), task=task)
+
+
+def test_a_parked_task_is_working_polled_when_due_and_its_steps_end_claims(
+    store: Store, backend: Backend
+) -> None:
+    events: list[Event] = []
+    store.on_event = events.append
+    record = task_record(now=backend.clock.now)
+    key = store.put(record)
+    call = store.call(key)
+    assert (call.status, call.note) == ("working", None)
+    assert call.poll_at == pytest.approx(backend.clock.now + 2)
+    assert store.next_poll() == pytest.approx(2)
+    assert store.claim(lease=30) == []  # not due yet
+    backend.clock.advance(2)
+    assert store.next_poll() == 0
+    (claim,) = store.claim(lease=30)
+    assert (claim.key, claim.pending, claim.answers) == (key, record, {})
+    assert store.next_poll() is None  # claimed: nothing works unpolled
+    store.task_working(key, claim.token, poll_in=5, note="step 1 of 3")
+    call = store.call(key)
+    assert (call.status, call.note) == ("working", "step 1 of 3")
+    assert call.poll_at == pytest.approx(backend.clock.now + 5)
+    with pytest.raises(LeaseLostError):  # that claim is over
+        store.task_working(key, claim.token, poll_in=5, note=None)
+    backend.clock.advance(5)
+    (claim,) = store.claim(lease=30)
+    asking = task_asking(record, 1)
+    store.task_asks(key, claim.token, asking, note="needs you")
+    call = store.call(key)
+    assert (call.status, call.pending, call.note, call.poll_at) == ("waiting", asking, "needs you", None)
+    assert store.claim(lease=30) == []
+    store.record(key, Answer("elc-t-1", True, {"name": "Ada"}))
+    assert store.call(key).status == "ready"
+    (claim,) = store.claim(lease=30)
+    assert set(claim.answers) == {"elc-t-1"}
+    # The answer sent, the task asks again: the earlier answer stays, the new question waits.
+    again = task_asking(record, 2, "q1")
+    store.task_asks(key, claim.token, again, note=None)
+    call = store.call(key)
+    assert (call.status, call.answered) == ("waiting", frozenset({"elc-t-1"}))
+    with pytest.raises(ValueError, match="elc-t-1"):
+        store.record(key, Answer("elc-t-1", True, {"name": "Bo"}))  # an earlier round's: not asked now
+    store.record(key, Answer("elc-t-2", True, {"name": "Bo"}))
+    assert store.call(key).status == "ready"  # counted against this round's question alone
+    (claim,) = store.claim(lease=30)
+    done = dataclasses.replace(again, input_keys=(), requests=())
+    store.task_working(key, claim.token, poll_in=0, note=None, pending=done)
+    assert store.get(key) == done
+    (claim,) = store.claim(lease=30)
+    store.finish(key, claim.token, {"content": []})
+    assert store.call(key).status == "done"
+    assert [(e.kind, e.status) for e in events if e.kind in ("parked", "finished")] == [
+        ("parked", "working"),
+        ("parked", "waiting"),
+        ("parked", "waiting"),
+        ("finished", "done"),
+    ]
+
+
+def test_a_parked_task_ends_cancelled_or_expired_and_its_time_to_live_expires_it_in_a_sweep(
+    store: Store, backend: Backend
+) -> None:
+    cancelled = store.put(task_record("t-c", now=backend.clock.now, interval=0))
+    assert store.claim(lease=30, key=cancelled) == []  # 0 ms: polled after the floor, not at once
+    backend.clock.advance(0.25)
+    (claim,) = store.claim(lease=30, key=cancelled)
+    store.task_ended(cancelled, claim.token, "cancelled", "the server cancelled the task")
+    call = store.call(cancelled)
+    assert (call.status, call.error) == ("cancelled", "the server cancelled the task")
+    with pytest.raises(ValueError, match="cancelled or expired"):
+        store.task_ended(cancelled, "x", "done", "no")  # type: ignore[arg-type]
+    short = store.put(task_record("t-s", ttl=60, now=backend.clock.now))
+    asking = store.put(task_asking(task_record("t-a", ttl=60, now=backend.clock.now), 1))
+    long = store.put(task_record("t-l", ttl=3600, now=backend.clock.now))
+    backend.clock.advance(61)
+    assert store.sweep() == 2
+    statuses = {key: (store.call(key).status, store.call(key).error) for key in (short, asking, long)}
+    assert statuses == {
+        short: ("expired", "the task's time to live ran out before it ended"),
+        asking: ("expired", "a question expired before it was answered"),
+        long: ("working", None),
+    }
+    backend.clock.advance(3600)
+    store.expire(long, "the host gave up")  # a working task can be expired by hand too
+    assert store.call(long).status == "expired"
+
+
+def test_a_task_record_is_checked_and_its_note_cut(store: Store, backend: Backend) -> None:
+    key = store.put(task_record(now=backend.clock.now, interval=10**12))
+    assert store.call(key).poll_at == pytest.approx(backend.clock.now + 300)  # held under the ceiling
+    backend.clock.advance(300)
+    (claim,) = store.claim(lease=30)
+    with pytest.raises(ValueError, match="not a parked task"):
+        store.task_asks(key, claim.token, pending(), note=None)
+    with pytest.raises(ValueError, match="no question"):
+        store.task_asks(key, claim.token, task_record(), note=None)
+    with pytest.raises(TypeError, match="note"):
+        store.task_working(key, claim.token, poll_in=1, note=3)  # type: ignore[arg-type]
+    store.task_working(key, claim.token, poll_in=1, note="x" * 10_000)
+    assert store.call(key).note == "x" * 500
 
 
 # --- PostgreSQL's own ------------------------------------------------------------------------

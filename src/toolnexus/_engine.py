@@ -51,6 +51,7 @@ from ._store import (
     fire,
     new_key,
     outcome_json,
+    task_poll_delay,
 )
 from ._time import Clock, check_seconds, utc_timestamp
 from ._watch import Changes, ChangeSource, Watcher
@@ -63,7 +64,7 @@ __all__ = ["CALL_COLUMNS", "Cursor", "Dialect", "Migration", "StoreEngine", "Tx"
 
 CALL_COLUMNS: Final = (
     "key, status, pending, server, created, updated, attempts, lease_until, error, outcome, follows, next,"
-    " lost, live, CASE WHEN status = 'live' AND lease_until < :now THEN 1"
+    " lost, live, note, poll_at, CASE WHEN status = 'live' AND lease_until < :now THEN 1"
     " WHEN status = 'live' AND expires < :now THEN 2 ELSE 0 END"
 )
 """The columns of ``toolnexus_call`` a [`Call`][toolnexus.durable.Call] is read from, in order;
@@ -94,6 +95,8 @@ _TABLES: Final = {
             "error",
             "follows",
             "next",
+            "poll_at",
+            "note",
         )
     ),
     "toolnexus_answer": frozenset(("key", "request_id", "answer")),
@@ -104,6 +107,8 @@ _EARLIER_TABLES: Final = frozenset(("toolnexus_store", "toolnexus_pending"))
 _EXPIRED: Final = "a question expired before it was answered"
 _GONE: Final = "the process that asked it stopped (its lease ran out)"
 _LATE: Final = "its time ran out before an answer came"
+_TASK_EXPIRED: Final = "the task's time to live ran out before it ended"
+_NOTE_LIMIT: Final = 500  # characters of a task's status message kept
 _LOST: Final = "the claim on {key} was lost: its lease ran out and the call was made ready or claimed since"
 _CLAIM_SET: Final = (
     "lost = lost + CASE WHEN status = 'resuming' THEN 1 ELSE 0 END, status = 'resuming', token = :token,"
@@ -229,6 +234,8 @@ def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Cal
         nxt,
         lost,
         live,
+        note,
+        poll_at,
         lapsed,
     ) = row
     if lapsed in (1, 2):  # as good as withdrawn: nobody can answer it any more
@@ -266,7 +273,37 @@ def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Cal
         next=nxt if isinstance(nxt, str) else None,
         live=bool(live) if isinstance(live, int) else False,
         leases_lost=int(lost) if isinstance(lost, int) else 0,
+        note=str(note) if note is not None else None,
+        poll_at=float(poll_at) if isinstance(poll_at, number) and status == "working" else None,
     )
+
+
+def _from_server(server: object, params: dict[str, Any]) -> str:
+    """The condition (``AND ...``) for calls parked from ``server`` (``ANY_SERVER``: any;
+    ``None``: an unnamed one), its parameter put in ``params``."""
+    if server is ANY_SERVER:
+        return ""
+    if server is None:
+        return " AND server IS NULL"
+    params["server"] = server
+    return " AND server = :server"
+
+
+def _note(note: str | None) -> str | None:
+    """A task's status message as kept: text, cut to 500 characters."""
+    if note is None:
+        return None
+    if not isinstance(note, str):
+        raise TypeError(f"note must be a str or None, not {type(note).__name__}")
+    return note[:_NOTE_LIMIT]
+
+
+def _task_record(pending: Pending, caller: str) -> Pending:
+    if not isinstance(pending, Pending):
+        raise TypeError(f"{caller}: pending must be a Pending, not {type(pending).__name__}")
+    if pending.task is None:
+        raise ValueError(f"{caller}: pending is not a parked task's (its task is None)")
+    return pending
 
 
 class StoreEngine:
@@ -459,7 +496,8 @@ class StoreEngine:
     # --- parking and answering -------------------------------------------------------------
 
     def put(self, pending: Pending, *, follows: str | None = None, deadline: float | None = None) -> str:
-        """Keep ``pending``, ``waiting``; return its key, a fresh random string of 16 hex digits.
+        """Keep ``pending``, ``waiting`` (a parked task without a question: ``working``, due a
+        poll after its interval); return its key, a fresh random string of 16 hex digits.
 
         Args:
             pending: the parked call.
@@ -474,7 +512,8 @@ class StoreEngine:
         with self._write() as tx:
             key = self._insert(tx, pending, text, seconds, follows)
             self._d.notify(tx, key)
-        fire(self.on_event, Event("parked", key, "waiting", pending.server, pending.target))
+        status: Status = "working" if pending.task is not None and not pending.requests else "waiting"
+        fire(self.on_event, Event("parked", key, status, pending.server, pending.target))
         return key
 
     def put_live(self, pending: Pending, *, token: str, lease: float, deadline: float | None = None) -> str:
@@ -574,15 +613,20 @@ class StoreEngine:
     ) -> str:
         wall = self._wall()
         token, lease = live if live is not None else (None, 0.0)
+        task = pending.task is not None and live is None
+        status = "live" if live is not None else "working" if task and not pending.requests else "waiting"
         while True:
             key = new_key()
             inserted = self._run(
                 tx,
                 "INSERT INTO toolnexus_call (key, created, pending, status, server, method, target, asked,"
-                " expires, updated, follows, live, token, lease_until) VALUES (:key, :created, :pending,"
-                " :status, :server, :method, :target, :asked, :expires, :now, :follows, :live, :token,"
-                " CASE WHEN :live = 1 THEN :now + :lease END) ON CONFLICT DO NOTHING",
-                status="live" if live is not None else "waiting",
+                " expires, updated, follows, live, token, lease_until, poll_at) VALUES (:key, :created,"
+                " :pending, :status, :server, :method, :target, :asked, :expires, :now, :follows, :live,"
+                " :token, CASE WHEN :live = 1 THEN :now + :lease END, CASE WHEN :working = 1 THEN :now"
+                " + :poll_in END) ON CONFLICT DO NOTHING",
+                status=status,
+                working=int(status == "working"),
+                poll_in=task_poll_delay(pending.task.poll_interval_ms) if pending.task is not None else 0.0,
                 live=int(live is not None),
                 token=token,
                 lease=lease,
@@ -880,13 +924,11 @@ class StoreEngine:
         self, lease: float, server: object, limit: int, key: str | None
     ) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
-        where = "(status = 'ready' OR (status = 'resuming' AND lease_until < :now))"
         params: dict[str, Any] = {"limit": limit}
-        if server is None:
-            where += " AND server IS NULL"
-        elif server is not ANY_SERVER:
-            where += " AND server = :server"
-            params["server"] = server
+        where = (
+            "(status = 'ready' OR (status = 'working' AND poll_at <= :now)"
+            " OR (status = 'resuming' AND lease_until < :now))"
+        ) + _from_server(server, params)
         if key is not None:
             where += " AND key = :key"
             params["key"] = key
@@ -1085,6 +1127,97 @@ class StoreEngine:
             )
         fire(self.on_event, Event("ready", key, "ready", server, target))
 
+    # --- parked tasks ------------------------------------------------------------------------
+
+    def task_working(
+        self, key: str, token: str, *, poll_in: float, note: str | None, pending: Pending | None = None
+    ) -> None:
+        """End a claim on a parked task the server still works on: ``working``, claimable
+        again in ``poll_in`` seconds; ``note`` (its status message) kept, cut to 500
+        characters; ``pending``, when given, replaces its record (its questions answered).
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        poll_in = check_seconds(poll_in, caller="task_working", name="poll_in", none=False, zero=True) or 0.0
+        text = encode_pending(_task_record(pending, "task_working")) if pending is not None else None
+        with self._write() as tx:
+            self._end(
+                tx,
+                key,
+                token,
+                "status = 'working', poll_at = :now + :poll_in, note = :note, token = NULL,"
+                " lease_until = NULL, updated = :now, pending = COALESCE(:pending, pending)",
+                poll_in=poll_in,
+                note=_note(note),
+                pending=text,
+            )
+
+    def task_asks(self, key: str, token: str, pending: Pending, *, note: str | None) -> None:
+        """End a claim on a parked task that asks: its record becomes ``pending`` (the task,
+        with its questions of the moment), ``waiting`` for their answers (``ready`` once all
+        are recorded, for the claim that sends them); ``note`` kept.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+            ValueError: ``pending`` is not a task's, or holds no question.
+        """
+        pending = _task_record(pending, "task_asks")
+        if not pending.requests:
+            raise ValueError("task_asks: pending holds no question")
+        text = encode_pending(pending)
+        with self._write() as tx:
+            (earlier,) = self._run(
+                tx, "SELECT count(*) FROM toolnexus_answer WHERE key = :key", key=check_key(key)
+            ).fetchone()
+            server, target = self._end(
+                tx,
+                key,
+                token,
+                "status = 'waiting', pending = :pending, asked = :asked, expires = :expires, note = :note,"
+                " poll_at = NULL, token = NULL, lease_until = NULL, updated = :now",
+                pending=text,
+                asked=int(earlier) + len(pending.requests),
+                expires=earliest_expiry(pending, now=self._wall()),
+                note=_note(note),
+            )
+        fire(self.on_event, Event("parked", key, "waiting", server, target))
+
+    def task_ended(self, key: str, token: str, status: Literal["cancelled", "expired"], reason: str) -> None:
+        """End a claim on a parked task that ended without a result: ``cancelled`` (by the
+        server) or ``expired`` (its time to live ran out), with ``reason`` kept.
+
+        Raises:
+            LeaseLostError: the claim is no longer this token's; nothing is changed.
+        """
+        if status not in ("cancelled", "expired"):
+            raise ValueError(f"task_ended: status must be cancelled or expired, not {str(status)[:40]!r}")
+        with self._write() as tx:
+            server, target = self._end(
+                tx,
+                key,
+                token,
+                "status = :status, error = :error, poll_at = NULL, token = NULL, lease_until = NULL,"
+                " updated = :now",
+                status=status,
+                error=str(reason),
+            )
+        fire(self.on_event, Event("finished", key, status, server, target, str(reason)))
+
+    def next_poll(self, *, server: object = ANY_SERVER) -> float | None:
+        """Seconds until the earliest ``working`` task is due a poll (0 when one is due now),
+        or ``None`` when none works: how long a worker may sleep."""
+        check_server(server)
+        params: dict[str, Any] = {}
+        where = "status = 'working'" + _from_server(server, params)
+        with self._read() as tx:
+            row = self._run(
+                tx, f"SELECT min(poll_at) - :now FROM toolnexus_call WHERE {where}", **params
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return max(0.0, float(row[0]))
+
     def retry(self, key: str) -> None:
         """Put a ``failed`` call back to ``ready``: a person decided to try it again.
 
@@ -1109,8 +1242,8 @@ class StoreEngine:
         key = check_key(key)
         with self._write() as tx:
             row = self._row(tx, key, "status, server, target")
-            if row[0] not in ("waiting", "ready"):
-                raise ValueError(f"{key} is {row[0]}; only a waiting or ready call can expire")
+            if row[0] not in ("waiting", "ready", "working"):
+                raise ValueError(f"{key} is {row[0]}; only a waiting, ready or working call can expire")
             self._run(
                 tx,
                 "UPDATE toolnexus_call SET status = 'expired', error = :error, updated = :now"
@@ -1128,18 +1261,23 @@ class StoreEngine:
         live question whose holder's lease or time ran out; purge finished calls older than
         the retention. Returns how many calls expired."""
         with self._write() as tx:
-            expired = self._run(
-                tx,
-                "SELECT key, server, target FROM toolnexus_call WHERE status = 'waiting' AND expires < :now"
-                f" ORDER BY seq{self._d.lock}",
-            ).fetchall()
-            self._in(
-                tx,
-                "UPDATE toolnexus_call SET status = 'expired', error = :error, updated = :now"
-                " WHERE key IN ({keys})",
-                [str(row[0]) for row in expired],
-                error=_EXPIRED,
-            )
+            expired = [
+                (key, server, target, _TASK_EXPIRED if status == "working" else _EXPIRED)
+                for key, server, target, status in self._run(
+                    tx,
+                    "SELECT key, server, target, status FROM toolnexus_call"
+                    " WHERE status IN ('waiting', 'working') AND expires < :now"
+                    f" ORDER BY seq{self._d.lock}",
+                ).fetchall()
+            ]
+            for reason in (_EXPIRED, _TASK_EXPIRED):
+                self._in(
+                    tx,
+                    "UPDATE toolnexus_call SET status = 'expired', error = :error, poll_at = NULL,"
+                    " updated = :now WHERE key IN ({keys})",
+                    [str(row[0]) for row in expired if row[3] == reason],
+                    error=reason,
+                )
             lapsed = self._run(
                 tx,
                 "SELECT key, server, target FROM toolnexus_call"
@@ -1169,7 +1307,7 @@ class StoreEngine:
                 )
             if self.retention is not None:
                 finished = (
-                    "status IN ('done', 'failed', 'expired', 'answered', 'withdrawn')"
+                    "status IN ('done', 'failed', 'expired', 'cancelled', 'answered', 'withdrawn')"
                     " AND updated < :now - :retention"
                 )
                 self._run(
@@ -1181,8 +1319,8 @@ class StoreEngine:
                 self._run(tx, f"DELETE FROM toolnexus_call WHERE {finished}", retention=self.retention)
             if expired or lapsed or withdrawn:
                 self._d.notify(tx, str((expired or lapsed or withdrawn)[0][0]), ready=bool(lapsed))
-        for key, server, target in expired:
-            fire(self.on_event, Event("finished", str(key), "expired", server, target, _EXPIRED))
+        for key, server, target, reason in expired:
+            fire(self.on_event, Event("finished", str(key), "expired", server, target, reason))
         for key, server, target in lapsed:
             fire(
                 self.on_event, Event("ready", str(key), "ready", server, target, "a resumer's lease ran out")

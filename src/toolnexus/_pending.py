@@ -16,6 +16,7 @@ from mcp_types import ElicitResult, InputRequest
 from pydantic import TypeAdapter, ValidationError
 
 from ._answering import AnswerLike, as_answer, result_for
+from ._time import read_expires_at
 from ._util import type_name as _type_name
 from ._wire import Answer, Request, check_fields
 
@@ -25,16 +26,18 @@ __all__ = [
     "AnswerLike",
     "Answers",
     "Method",
+    "ParkedTask",
     "Pending",
     "elicit_results",
     "input_request",
     "json_problem",
 ]
 
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
 """The version of [`Pending.to_dict`][toolnexus.durable.Pending.to_dict]'s format, its
-``"version"`` key. [`Pending.from_dict`][toolnexus.durable.Pending.from_dict] reads this
-version and no other."""
+``"version"`` key: 2 for a parked task (its ``"task"`` key), 1 for every other call, so that
+an older toolnexus reads what it can and refuses a task by its version.
+[`Pending.from_dict`][toolnexus.durable.Pending.from_dict] reads both."""
 
 FORMAT_NAME: Final = "toolnexus.pending"
 """The ``"format"`` key of every [`Pending.to_dict`][toolnexus.durable.Pending.to_dict]."""
@@ -59,10 +62,16 @@ _TOP_KEYS: Final = frozenset(
         "server",
         "requests",
         "otherInputs",
+        "task",
     )
 )
 _REQUIRED_KEYS: Final = ("format", "version", "method", "target", "requests")
 _OTHER_INPUT_METHODS: Final = ("roots/list", "sampling/createMessage")
+_TASK_KEYS: Final = frozenset(("id", "pollIntervalMs", "expiresAt", "answered"))
+_TASK_ID_LIMIT: Final = 1024  # characters of a task id
+MAX_TASK_QUESTIONS: Final = 1000
+"""Questions one parked task may ask in all; past them the worker cancels it (a server that
+asks for ever must not grow its record for ever)."""
 
 _MESSAGE_LIMIT: Final = 300  # characters of a refusal's message: a bad value is never repeated whole
 _JSON_DEPTH: Final = 200  # nesting a pending's JSON may reach
@@ -128,6 +137,84 @@ def json_problem(value: object) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class ParkedTask:
+    """The task a parked call became (the tasks extension, MCP 2026-07-28): what a worker
+    needs to poll it, in any process, until it ends.
+
+    Construction checks every field and raises ``TypeError``/``ValueError`` naming the one
+    that is wrong.
+    """
+
+    id: str
+    """The server's ``taskId``."""
+    poll_interval_ms: int | None = None
+    """The server's ``pollIntervalMs`` as it last said it, or ``None``."""
+    expires_at: str | None = None
+    """When the task's time to live (``ttlMs``, counted from its creation) runs out, RFC 3339
+    UTC, on the clock of the process that parked it; ``None`` when the server keeps it for
+    ever. The store marks the call ``expired`` then."""
+    answered: tuple[str, ...] = ()
+    """The keys of the task's questions already answered (sent with ``tasks/update``): never
+    asked, nor answered, twice."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise TypeError(f"ParkedTask.id must be a str, not {_type_name(self.id)}")
+        if not self.id or len(self.id) > _TASK_ID_LIMIT:
+            raise ValueError(f"ParkedTask.id must be 1 to {_TASK_ID_LIMIT} characters, not {len(self.id)}")
+        interval = self.poll_interval_ms
+        if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int)):
+            raise TypeError(f"ParkedTask.poll_interval_ms must be an int or None, not {_type_name(interval)}")
+        if self.expires_at is not None:
+            if not isinstance(self.expires_at, str):
+                raise TypeError(
+                    f"ParkedTask.expires_at must be a str or None, not {_type_name(self.expires_at)}"
+                )
+            if read_expires_at(self.expires_at) is None:
+                raise ValueError(
+                    f"ParkedTask.expires_at is not an RFC 3339 date and time: {_short(self.expires_at)}"
+                )
+        if not isinstance(self.answered, tuple):
+            raise TypeError(f"ParkedTask.answered must be a tuple, not {_type_name(self.answered)}")
+        for index, key in enumerate(self.answered):
+            if not isinstance(key, str):
+                raise TypeError(f"ParkedTask.answered[{index}] must be a str, not {_type_name(key)}")
+        if len(self.answered) > MAX_TASK_QUESTIONS:
+            raise ValueError(f"ParkedTask.answered holds more than {MAX_TASK_QUESTIONS} keys")
+        _no_repeats("ParkedTask.answered", self.answered)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its JSON form: ``{"id", "pollIntervalMs"?, "expiresAt"?, "answered"?}``."""
+        out: dict[str, Any] = {"id": self.id}
+        if self.poll_interval_ms is not None:
+            out["pollIntervalMs"] = self.poll_interval_ms
+        if self.expires_at is not None:
+            out["expiresAt"] = self.expires_at
+        if self.answered:
+            out["answered"] = list(self.answered)
+        return out
+
+    @classmethod
+    def from_dict(cls, mapping: object) -> ParkedTask:
+        """Read back what [`to_dict`][toolnexus.durable.ParkedTask.to_dict] gave;
+        ``ValueError`` naming the field otherwise."""
+        if not isinstance(mapping, Mapping):
+            raise ValueError(f"Pending.task must be an object, not {_type_name(mapping)}")
+        check_fields("Pending.task", mapping, _TASK_KEYS, ("id",))
+        answered = mapping.get("answered", [])
+        if not isinstance(answered, list):
+            raise ValueError(f"Pending.task.answered must be a list, not {_type_name(answered)}")
+        try:
+            return cls(
+                mapping["id"], mapping.get("pollIntervalMs"), mapping.get("expiresAt"), tuple(answered)
+            )
+        except (TypeError, ValueError) as err:
+            message = str(err).replace("ParkedTask.poll_interval_ms", "Pending.task.pollIntervalMs")
+            message = message.replace("ParkedTask.expires_at", "Pending.task.expiresAt")
+            raise ValueError(message.replace("ParkedTask.", "Pending.task.")) from None
+
+
+@dataclass(frozen=True, slots=True)
 class Pending:
     """A call parked because the server asked for input: everything needed to resume it.
 
@@ -157,6 +244,10 @@ class Pending:
     answers them through the client's own callbacks, as the SDK would."""
     server: str | None = None
     """The name the server gave itself, for display; ``None`` when it gave none."""
+    task: ParkedTask | None = None
+    """When the call became a task (the tasks extension): the task, polled by a worker.
+    Its ``requests`` are then the task's questions of the moment, and may be none (the
+    server works)."""
 
     def __post_init__(self) -> None:
         if self.method not in _METHODS:
@@ -179,7 +270,17 @@ class Pending:
             raise TypeError(f"Pending.input_keys must be a tuple, not {_type_name(self.input_keys)}")
         if not isinstance(self.requests, tuple):
             raise TypeError(f"Pending.requests must be a tuple, not {_type_name(self.requests)}")
-        if not self.requests:
+        if self.task is not None:
+            if not isinstance(self.task, ParkedTask):
+                raise TypeError(f"Pending.task must be a ParkedTask or None, not {_type_name(self.task)}")
+            if self.method != "tools/call":
+                raise ValueError(f"Pending.task: only a tools/call becomes a task, not {self.method}")
+            if self.request_state is not None:
+                raise ValueError("Pending.task: a task's call has no request_state")
+            overlap = set(self.input_keys) & set(self.task.answered)
+            if overlap:
+                raise ValueError(f"Pending.input_keys: {min(overlap)!r} is already answered in Pending.task")
+        elif not self.requests:
             raise ValueError("Pending.requests must hold at least one Request")
         if len(self.input_keys) != len(self.requests):
             raise ValueError(
@@ -229,10 +330,13 @@ class Pending:
          "requests": [{"key": "<input key>", "request": {<§10 Request>}}],
          "otherInputs": {"<input key>": {"method": "roots/list", ...}}}
         ```
+
+        A parked task is version 2, with ``"task": {"id": "...", "pollIntervalMs": 5000,
+        "expiresAt": "...", "answered": ["<input key>", ...]}``.
         """
         out: dict[str, Any] = {
             "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+            "version": FORMAT_VERSION if self.task is not None else 1,
             "method": self.method,
             "target": self.target,
         }
@@ -248,6 +352,8 @@ class Pending:
         ]
         if self.other_inputs:
             out["otherInputs"] = self.other_inputs
+        if self.task is not None:
+            out["task"] = self.task.to_dict()
         return out
 
     @classmethod
@@ -269,12 +375,18 @@ class Pending:
         # The format and version first: a record of a newer version may have other keys.
         if "format" in mapping and mapping["format"] != FORMAT_NAME:
             raise ValueError(f"Pending.format must be {FORMAT_NAME!r}, not {_short(mapping['format'])}")
-        version = mapping.get("version", FORMAT_VERSION)
-        if type(version) is not int or version != FORMAT_VERSION:
+        version = mapping.get("version", 1)
+        if type(version) is not int or version not in (1, FORMAT_VERSION):
             raise ValueError(
-                f"Pending.version {_short(version)} is not one this toolnexus reads ({FORMAT_VERSION})"
+                f"Pending.version {_short(version)} is not one this toolnexus reads (1, {FORMAT_VERSION})"
             )
-        check_fields("Pending", mapping, _TOP_KEYS, _REQUIRED_KEYS)
+        check_fields(
+            "Pending",
+            mapping,
+            _TOP_KEYS if version == FORMAT_VERSION else _TOP_KEYS - {"task"},
+            _REQUIRED_KEYS,
+        )
+        task = ParkedTask.from_dict(mapping["task"]) if "task" in mapping else None
         raw_requests = mapping["requests"]
         if not isinstance(raw_requests, list):
             raise ValueError(f"Pending.requests must be a list, not {_type_name(raw_requests)}")
@@ -314,6 +426,7 @@ class Pending:
                 tuple(requests),
                 {key: dict(wire) for key, wire in other_inputs.items()},
                 mapping.get("server"),
+                task,
             )
         except (TypeError, ValueError) as err:
             message = str(err)

@@ -90,6 +90,13 @@ _MIGRATIONS: Final = (
             "CREATE INDEX toolnexus_call_token ON toolnexus_call (token)",
         ),
     ),
+    Migration(
+        5,
+        (  # parked tasks: polled by a worker when due, their status message kept
+            "ALTER TABLE toolnexus_call ADD COLUMN poll_at float8",
+            "ALTER TABLE toolnexus_call ADD COLUMN note text",
+        ),
+    ),
 )
 
 

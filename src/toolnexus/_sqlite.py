@@ -119,6 +119,13 @@ _MIGRATIONS: Final = (
             "CREATE INDEX toolnexus_call_token ON toolnexus_call (token)",
         ),
     ),
+    Migration(
+        5,
+        (  # parked tasks: polled by a worker when due, their status message kept
+            "ALTER TABLE toolnexus_call ADD COLUMN poll_at REAL",
+            "ALTER TABLE toolnexus_call ADD COLUMN note TEXT",
+        ),
+    ),
 )
 
 

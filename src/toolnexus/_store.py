@@ -16,6 +16,17 @@ The lifecycle itself is written once, in ``_engine``, over a small dialect per d
 - ``done``, ``failed``, ``expired`` (a question's ``expiresAt`` passed while it waited, or the
   host's ``expire``): finished; kept for the store's retention, then purged by ``sweep``.
 
+A *parked task* (a call the server made a task, MCP 2026-07-28's tasks extension; its
+record's ``task`` names it) is polled by whichever worker claims it:
+
+- ``working``: the server works; claimable once its ``poll_at`` comes. The worker that
+  claims it asks the server (``tasks/get``) and ends the claim with ``task_working`` (still
+  at work: ``working`` again, polled later, its status message kept in ``note``),
+  ``task_asks`` (the task asks: the record now holds its questions, ``waiting``; answered,
+  it is ``ready``, and the claim that takes it sends the answers), ``finish``, ``fail``, or
+  ``task_ended`` (``cancelled`` by the server, or ``expired``: its time to live ran out,
+  which ``sweep`` also finds).
+
 A *live* question (``put_live``: a call held open in the process that asked, which waits for
 the answer given elsewhere) has a shorter life of its own:
 
@@ -35,7 +46,7 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, get_args
 
 from ._answering import as_answer, result_for
 from ._pending import Pending
@@ -52,6 +63,7 @@ __all__ = [
     "OPEN",
     "STATUSES",
     "STORE_FORMAT",
+    "TASK_POLL",
     "Call",
     "Claim",
     "Event",
@@ -73,38 +85,50 @@ __all__ = [
     "fire",
     "new_key",
     "outcome_json",
+    "task_poll_delay",
 ]
 
 logger = logging.getLogger(__name__)
 
-STORE_FORMAT: Final = 4
+STORE_FORMAT: Final = 5
 """The version of the stores' schema. A store of a newer version is refused when opened; one
 of an older version is upgraded in place (an ordered list of migrations per database) the
 first time it is opened for writing, and refused read-only until then."""
 
 Status: TypeAlias = Literal[
-    "live", "waiting", "ready", "resuming", "done", "failed", "expired", "answered", "withdrawn"
-]
-STATUSES: Final[tuple[Status, ...]] = (
     "live",
     "waiting",
     "ready",
     "resuming",
+    "working",
     "done",
     "failed",
     "expired",
+    "cancelled",
     "answered",
     "withdrawn",
-)
+]
+STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 """Every status a call goes through: a live question's (``live``, then ``answered`` or
-``withdrawn``) and a parked call's (``waiting`` to ``done``, ``failed`` or ``expired``)."""
-FINISHED: Final[tuple[Status, ...]] = ("done", "failed", "expired", "answered", "withdrawn")
+``withdrawn``), a parked call's (``waiting`` to ``done``, ``failed`` or ``expired``) and a
+parked task's (``working`` between its questions; it may also end ``cancelled``)."""
+FINISHED: Final[tuple[Status, ...]] = ("done", "failed", "expired", "cancelled", "answered", "withdrawn")
 """The statuses a call ends in: kept for the store's retention, then purged."""
 OPEN: Final[tuple[Status, ...]] = ("live", "waiting")
 """The statuses in which a call's questions can be answered."""
 
 DEFAULT_RETENTION: Final = 7 * 24 * 3600.0
 """Seconds a finished call is kept by default (a week)."""
+
+TASK_POLL: Final = (0.25, 300.0)
+"""The shortest and longest wait between two polls of a parked task, in seconds: a server's
+``pollIntervalMs`` is held between them (it may say 0, or a year); 1 s when it names none."""
+
+
+def task_poll_delay(poll_interval_ms: int | None) -> float:
+    """Seconds to wait before polling a parked task, for the server's ``pollIntervalMs``."""
+    wanted = poll_interval_ms / 1000 if poll_interval_ms is not None else 1.0
+    return min(max(wanted, TASK_POLL[0]), TASK_POLL[1])
 
 
 class _AnyServer:
@@ -154,6 +178,11 @@ class Call:
     """How often a resumer's lease ran out before it recorded an outcome (the call was then
     made ready, or claimed, again): a resumer killed, or cut off from the store for longer
     than its lease."""
+    note: str | None = None
+    """A parked task's status message, as the server last said it (its text as sent: escape
+    it before a terminal or a page shows it); ``None`` for other calls."""
+    poll_at: float | None = None
+    """A ``working`` task's next poll (seconds since the epoch, on the store's clock)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +210,12 @@ class Event:
     """What a notification hook is told: a call changed status.
 
     One for every transition, through any method of the store object the hook is given to:
-    ``asked`` (``put_live``: a live question), ``parked`` (``put``, and the new call of
-    ``finish_parked``), ``ready`` (the last answer recorded, ``release``, ``retry``,
-    ``fail(retry=True)``, a lease that ran out when ``sweep`` finds it), ``claimed``
-    (``claim``), ``finished`` (``finish``, ``finish_parked``, ``fail``, ``expire``, a
-    deadline that ``sweep`` finds passed), ``answered`` (a live question's answer recorded),
+    ``asked`` (``put_live``: a live question), ``parked`` (``put``, the new call of
+    ``finish_parked``, a parked task's new questions: ``task_asks``), ``ready`` (the last
+    answer recorded, ``release``, ``retry``, ``fail(retry=True)``, a lease that ran out when
+    ``sweep`` finds it), ``claimed`` (``claim``), ``finished`` (``finish``,
+    ``finish_parked``, ``fail``, ``expire``, ``task_ended``, a deadline that ``sweep`` finds
+    passed), ``answered`` (a live question's answer recorded),
     ``withdrawn`` (``withdraw``, or a live question whose holder's lease ran out) and
     ``removed`` (``remove``).
     """
@@ -287,6 +317,23 @@ class Store(Protocol):
     def release(self, key: str, token: str) -> None:
         """End a claim without an outcome: ``ready`` again."""
 
+    def task_working(
+        self, key: str, token: str, *, poll_in: float, note: str | None, pending: Pending | None = None
+    ) -> None:
+        """End a claim on a parked task that still works: ``working``, polled again in
+        ``poll_in`` seconds; ``pending`` (when given) replaces its record."""
+
+    def task_asks(self, key: str, token: str, pending: Pending, *, note: str | None) -> None:
+        """End a claim on a parked task that asks: its record becomes ``pending`` (the
+        task's questions of the moment), ``waiting`` for their answers."""
+
+    def task_ended(self, key: str, token: str, status: Literal["cancelled", "expired"], reason: str) -> None:
+        """End a claim on a parked task that ended without a result."""
+
+    def next_poll(self, *, server: object = ANY_SERVER) -> float | None:
+        """Seconds until the earliest ``working`` task is due a poll (0 when one is due now),
+        or ``None`` when none works."""
+
     def retry(self, key: str) -> None:
         """Put a ``failed`` call back to ``ready`` (a person decided to try it again)."""
 
@@ -294,7 +341,7 @@ class Store(Protocol):
         """Mark a call that is not finished or being resumed ``expired``."""
 
     def sweep(self) -> int:
-        """Expire waiting calls whose deadline passed, make ready again the calls whose
+        """Expire waiting calls (and working tasks) whose deadline passed, make ready again the calls whose
         resumer's lease ran out, purge finished calls past the retention. The number of calls
         expired."""
 
@@ -412,9 +459,14 @@ def decode_answer(key: str, request_id: object, text: object) -> Answer:
 def earliest_expiry(pending: Pending, deadline: float | None = None, *, now: float) -> float | None:
     """The earliest ``expiresAt`` of ``pending``'s requests (or the host's ``deadline``, in
     seconds from ``now``, when earlier), as seconds since the epoch; ``None`` for no
-    deadline. An ``expiresAt`` is read as [`read_expires_at`][toolnexus._time.read_expires_at]
-    reads it everywhere (one that does not read sets none)."""
+    deadline; a parked task's time to live counts too. An ``expiresAt`` is read as
+    [`read_expires_at`][toolnexus._time.read_expires_at] reads it everywhere (one that does not
+    read sets none)."""
     moments = [now + deadline] if deadline is not None else []
+    if pending.task is not None:
+        moment = read_expires_at(pending.task.expires_at)
+        if moment is not None:
+            moments.append(moment)
     for request in pending.requests:
         moment = read_expires_at(request.expiresAt)
         if moment is not None:
