@@ -98,3 +98,11 @@ def lazy_names(
         return sorted({*namespace, *public})
 
     return getattr_, dir_
+
+
+def innermost(err: BaseException) -> BaseException:
+    """The failure an exception group stands for (anyio's task groups, and the SDK's
+    transports in them, raise groups): its first member, all the way down."""
+    while isinstance(getattr(err, "exceptions", None), tuple) and err.exceptions:  # type: ignore[attr-defined]
+        err = err.exceptions[0]  # type: ignore[attr-defined]
+    return err

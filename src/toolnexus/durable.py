@@ -56,6 +56,7 @@ from ._pending import (
     FORMAT_VERSION,
     Answers,
     Method,
+    ParkedTask,
     Pending,
     elicit_results,
     input_request,
@@ -80,6 +81,9 @@ from ._store import (
     check_key,
     check_lease,
 )
+from ._task_park import TaskStep, answer_inputs, park_task
+from ._task_park import step as task_step
+from ._task_wire import TaskHandle
 from ._time import Clock, check_seconds, utc_timestamp
 from ._util import type_name as _type_name
 from ._watch import Watcher
@@ -119,6 +123,7 @@ __all__ = [
     "EventKind",
     "LiveResolver",
     "Outcome",
+    "ParkedTask",
     "Pending",
     "PostgresStore",
     "Result",
@@ -202,6 +207,7 @@ def _sender(client: Client, call: _Call) -> Send:
                 input_responses=responses,
                 request_state=state,
                 allow_input_required=True,
+                allow_claimed=True,  # a task handle, when the client declared the tasks extension
             )
 
         async def send_tool(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
@@ -251,36 +257,6 @@ async def _relist(client: Client, name: str) -> None:
             return
 
 
-async def _dispatch(client: Client, requests: Mapping[str, InputRequest]) -> dict[str, InputResponse]:
-    """Answer non-elicitation input requests through the client's own callbacks, concurrently,
-    as the SDK's driver does; a callback's ``ErrorData`` is raised as ``MCPError``."""
-    import anyio
-    from mcp.client.session import ClientRequestContext
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import ErrorData
-
-    session = client.session
-    responses: dict[str, InputResponse] = {}
-    refused: list[ErrorData] = []
-
-    async def one(key: str, request: InputRequest) -> None:
-        meta = request.params.meta if request.params is not None else None
-        context = ClientRequestContext(session=session, request_id=key, meta=meta)
-        response = await session.dispatch_input_request(context, request)
-        if isinstance(response, ErrorData):
-            refused.append(response)
-            group.cancel_scope.cancel()
-        else:
-            responses[key] = response
-
-    async with anyio.create_task_group() as group:
-        for key, request in requests.items():
-            group.start_soon(one, key, request)
-    if refused:
-        raise MCPError.from_error_data(refused[0])
-    return responses
-
-
 async def _drive(
     client: Client, call: _Call, send: Send, current: Any, expires_in: float | None
 ) -> Result | Pending:
@@ -301,12 +277,14 @@ async def _drive(
             raise InputRequiredRoundsExceededError(client.input_required_max_rounds)
         if requests:
             delay = _STATE_ONLY_DELAY[0]
-            responses: dict[str, InputResponse] | None = await _dispatch(client, requests)
+            responses: dict[str, InputResponse] | None = await answer_inputs(client, requests)
         else:
             await anyio.sleep(delay)
             delay = min(delay * 2, _STATE_ONLY_DELAY[1])
             responses = None
         current = await send(responses, current.request_state)
+    if isinstance(current, TaskHandle):  # the server made the call a task: park its handle
+        return park_task(client, call.target, call.arguments, current)
     result: Result = current
     return result
 
@@ -469,6 +447,11 @@ async def resume(
     """
     if not isinstance(pending, Pending):
         raise TypeError(f"resume: pending must be a Pending, not {_type_name(pending)}")
+    if pending.task is not None:
+        raise ValueError(
+            "resume: this call is a parked task: a worker polls it (resume_ready, resume_key, or "
+            "toolnexus worker), sending its answers as it goes"
+        )
     seconds = check_seconds(expires_in, caller="resume", name="expires_in")
     results = elicit_results(pending, answers)
     _check_era(client, "resume")
@@ -476,7 +459,7 @@ async def resume(
     call = _Call(pending.method, pending.target, pending.arguments)
     send = _sender(client, call)
     others = {key: input_request(wire) for key, wire in pending.other_inputs.items()}
-    responses: dict[str, InputResponse] = await _dispatch(client, others) if others else {}
+    responses: dict[str, InputResponse] = await answer_inputs(client, others) if others else {}
     responses.update(results)
     return await _drive(client, call, send, await send(responses, pending.request_state), seconds)
 
@@ -535,7 +518,9 @@ def open_store(
 
 # --- resuming what is ready ------------------------------------------------------------------
 
-OutcomeStatus: TypeAlias = Literal["done", "failed", "retry", "lost"]
+OutcomeStatus: TypeAlias = Literal[
+    "done", "failed", "retry", "lost", "working", "waiting", "cancelled", "expired"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -549,7 +534,10 @@ class Outcome:
     """``done`` (the server answered: ``result``, or ``next`` when it asked again), ``failed``
     (``error`` kept; the call waits for a person), ``retry`` (failed, and back to ``ready``
     for another attempt), ``lost`` (the claim's lease ran out before the outcome was
-    recorded: another resumer may have the call now)."""
+    recorded: another resumer may have the call now). A parked task's step may also be
+    ``working`` (the server works: polled again later), ``waiting`` (it asks: its questions
+    wait for people), ``cancelled`` (by the server) or ``expired`` (its time to live ran
+    out)."""
     result: Result | None = None
     next: str | None = None
     """When the server asked again: the key of the new parked call."""
@@ -558,6 +546,8 @@ class Outcome:
     exception: Exception | None = field(default=None, compare=False, repr=False)
     """When ``failed`` or ``retry``: the exception the resume raised (in this process only;
     the store keeps ``error``, its text)."""
+    note: str | None = None
+    """A parked task's status message, as the server said it (escape it before showing it)."""
 
 
 async def resume_key(
@@ -599,7 +589,6 @@ async def resume_key(
         Exception: a failure of the connection itself, after the call was released back to
             ``ready``.
     """
-    import anyio
 
     lease = check_lease(lease)
     key = check_key(key)
@@ -614,16 +603,7 @@ async def resume_key(
     except ServerMismatchError:
         await _settle(store.release, claim.key, claim.token, lease=held)
         raise
-    try:
-        return await _run_claim(client, store, claim, held, allow_renamed_server, 0)
-    except BaseException:
-        # Cancelled (a connection that ended under the call) or failed before an outcome was
-        # recorded: give the call back, ready for another resumer, in a worker thread (a
-        # store may wait on a lock) and shielded from the cancellation being handled. A claim
-        # already ended (released, or its outcome recorded) is no longer this token's.
-        with anyio.CancelScope(shield=True), contextlib.suppress(LeaseLostError, StoreUnavailableError):
-            await _in_thread(store.release, claim.key, claim.token)
-        raise
+    return await _run_claim(client, store, claim, held, allow_renamed_server, 0)
 
 
 def _error_text(err: BaseException) -> str:
@@ -684,16 +664,16 @@ async def _settle(fn: Callable[..., Any], *args: Any, lease: _Lease, **kwargs: A
             delay = min(delay * 2, _RETRY_DELAY[1])
 
 
-async def _resume_claim(
-    client: Client, store: Store, claim: Claim, lease: _Lease, allow_renamed_server: bool
-) -> tuple[Result | Pending | None, Exception | None, bool]:
-    """Resume one claimed call while a heartbeat renews its lease every third of it (sooner
-    again after a renewal the store could not take); the result or the error, and whether
-    the lease was lost (the call then cancelled)."""
+async def _under_lease(
+    store: Store, claim: Claim, lease: _Lease, work: Callable[[], Awaitable[Any]]
+) -> tuple[Any, Exception | None, bool]:
+    """``work()`` for one claimed call while a heartbeat renews its lease every third of it
+    (sooner again after a renewal the store could not take); its result or its error, and
+    whether the lease was lost (the work then cancelled)."""
     import anyio
 
     lost = False
-    outcome: Result | Pending | None = None
+    outcome: Any = None
     error: Exception | None = None
 
     async with anyio.create_task_group() as group:
@@ -720,9 +700,7 @@ async def _resume_claim(
 
         group.start_soon(heartbeat)
         try:
-            outcome = await resume(
-                client, claim.pending, claim.answers, allow_renamed_server=allow_renamed_server
-            )
+            outcome = await work()
         except Exception as err:
             error = err
         group.cancel_scope.cancel()
@@ -802,6 +780,24 @@ async def resume_ready(
 async def _run_claim(
     client: Client, store: Store, claim: Claim, lease: _Lease, renamed: bool, retries: int
 ) -> Outcome:
+    import anyio
+
+    try:
+        return await _run_claimed(client, store, claim, lease, renamed, retries)
+    except BaseException:
+        # Cancelled (a connection that ended under the call) or failed before an outcome was
+        # recorded: give the call back, ready for another resumer at once (not when its
+        # lease runs out), in a worker thread (a store may wait on a lock) and shielded from
+        # the cancellation being handled. A claim already ended (released, or its outcome
+        # recorded) is no longer this token's.
+        with anyio.CancelScope(shield=True), contextlib.suppress(LeaseLostError, StoreUnavailableError):
+            await _in_thread(store.release, claim.key, claim.token)
+        raise
+
+
+async def _run_claimed(
+    client: Client, store: Store, claim: Claim, lease: _Lease, renamed: bool, retries: int
+) -> Outcome:
     from mcp import MCPError
 
     pending = claim.pending
@@ -813,12 +809,63 @@ async def _run_claim(
         next: str | None = None,
         error: str | None = None,
         exception: Exception | None = None,
+        note: str | None = None,
     ) -> Outcome:
         return Outcome(
-            claim.key, pending.method, pending.target, status, result, next, error, claim.attempt, exception
+            claim.key,
+            pending.method,
+            pending.target,
+            status,
+            result,
+            next,
+            error,
+            claim.attempt,
+            exception,
+            note,
         )
 
-    result, error, lost = await _resume_claim(client, store, claim, lease, renamed)
+    async def record_round(result: Result | Pending) -> Outcome:
+        if isinstance(result, Pending):
+            new = await _settle(store.finish_parked, claim.key, claim.token, result, lease=lease)
+            return made("done", next=new)
+        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        await _settle(store.finish, claim.key, claim.token, dumped, lease=lease)
+        return made("done", result=result)
+
+    async def record_step(step: TaskStep) -> Outcome:
+        key, token = claim.key, claim.token
+        if step.kind == "working":
+            await _settle(
+                store.task_working,
+                key,
+                token,
+                poll_in=step.poll_in,
+                note=step.note,
+                pending=step.pending,
+                lease=lease,
+            )
+            return made("working", note=step.note)
+        if step.kind == "asks":
+            assert step.pending is not None
+            await _settle(store.task_asks, key, token, step.pending, note=step.note, lease=lease)
+            return made("waiting", note=step.note)
+        if step.kind == "done":
+            assert step.result is not None
+            return await record_round(step.result)
+        reason = step.error or step.kind
+        if step.kind == "failed":
+            await _settle(store.fail, key, token, reason, lease=lease)
+            return made("failed", error=reason, note=step.note)
+        await _settle(store.task_ended, key, token, step.kind, reason, lease=lease)
+        return made(step.kind, error=reason, note=step.note)
+
+    if pending.task is not None:  # a parked task: one step (its answers sent, its state read)
+        work: Callable[[], Awaitable[Any]] = lambda: task_step(client, pending, claim.answers)  # noqa: E731
+        record: Callable[[Any], Awaitable[Outcome]] = record_step
+    else:
+        work = lambda: resume(client, pending, claim.answers, allow_renamed_server=renamed)  # noqa: E731
+        record = record_round
+    result, error, lost = await _under_lease(store, claim, lease, work)
     try:
         if lost:
             return made("lost", error="the lease ran out while the server worked")
@@ -833,13 +880,8 @@ async def _run_claim(
             text = _error_text(error)
             await _settle(store.fail, claim.key, claim.token, text, retry=retry, lease=lease)
             return made("retry" if retry else "failed", error=text, exception=error)
-        if isinstance(result, Pending):
-            new = await _settle(store.finish_parked, claim.key, claim.token, result, lease=lease)
-            return made("done", next=new)
         assert result is not None
-        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        await _settle(store.finish, claim.key, claim.token, dumped, lease=lease)
-        return made("done", result=result)
+        return await record(result)
     except LeaseLostError:
         return made("lost", error="the lease ran out before the outcome was recorded")
     except StoreUnavailableError:

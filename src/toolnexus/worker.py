@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._store import ANY_SERVER, Event, EventHook, Status, Store, check_lease, fire
 from ._time import check_seconds
+from ._util import innermost
 from ._watch import Watcher
 from .durable import Outcome, park_only, resume_ready
 from .errors import StoreError, StoreUnavailableError
@@ -114,7 +115,9 @@ class Worker:
             return self._connect()
         from mcp import Client
 
-        return Client(self._server, elicitation_callback=park_only)
+        from .tasks import TasksExtension
+
+        return Client(self._server, elicitation_callback=park_only, extensions=[TasksExtension()])
 
     @asynccontextmanager
     async def _client(self) -> AsyncIterator[Client]:
@@ -136,15 +139,18 @@ class Worker:
             raise TimeoutError(f"no answer within {self.connect_timeout:g} s")
 
     def _report(self, outcome: Outcome) -> None:
-        self.resumed += 1
+        if outcome.status not in ("working", "waiting"):  # a parked task's step is not an end
+            self.resumed += 1
         if self.on_outcome is not None:
             try:
                 self.on_outcome(outcome)
             except Exception:
                 logger.exception("the worker's on_outcome failed on %s", outcome.key)
-        if self.on_event is not None and outcome.status in ("done", "failed"):
-            status: Status = "done" if outcome.status == "done" else "failed"
+        if self.on_event is not None and outcome.status in ("done", "failed", "cancelled", "expired"):
+            status: Status = outcome.status
             fire(self.on_event, Event("finished", outcome.key, status, None, outcome.target, outcome.error))
+        elif self.on_event is not None and outcome.status == "waiting":  # a parked task asks
+            fire(self.on_event, Event("parked", outcome.key, "waiting", None, outcome.target))
             if outcome.next is not None:
                 fire(self.on_event, Event("parked", outcome.next, "waiting", None, outcome.target))
 
@@ -180,7 +186,7 @@ class Worker:
                 if not started:
                     raise
                 logger.warning(
-                    "the connection to the server failed (%s); connecting again in %.1f s", err, pause
+                    "the connection to the server failed (%s); connecting again in %.1f s", _cause(err), pause
                 )
             await self._nap(pause)
             pause = min(pause * 2, _BACKOFF[1])
@@ -224,16 +230,24 @@ class Worker:
                 continue
             if once:
                 return True
-            await self._idle(watcher)
+            await self._idle(watcher, await self._store_call(self.store.next_poll, server=self.server_name))
         return True
 
-    async def _idle(self, watcher: Watcher) -> None:
-        """Wait for the store to change, up to ``idle`` seconds, in short slices so that
+    async def _idle(self, watcher: Watcher, due: float | None = None) -> None:
+        """Wait for the store to change, up to ``idle`` seconds (or until a parked task is due
+        its next poll, in ``due`` seconds), in short slices so that
         [`stop`][toolnexus.worker.Worker.stop] (set from a signal handler) ends the loop soon."""
         import anyio
 
-        deadline = anyio.current_time() + self.idle
+        deadline = anyio.current_time() + (self.idle if due is None else min(self.idle, due))
         while not self._stopping:
             left = deadline - anyio.current_time()
             if left <= 0 or await watcher.wait_async(min(left, _STOP_LATENCY)):
                 return
+
+
+def _cause(err: BaseException) -> str:
+    """What went wrong, for a log line: a group's first exception (the SDK's transports raise
+    their failures in task groups), its type when it says nothing."""
+    err = innermost(err)
+    return " ".join(str(err).split())[:300] or type(err).__name__

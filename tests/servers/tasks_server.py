@@ -21,6 +21,12 @@ task moves on each ``tasks/get`` and ``tasks/update``, as its tool says:
 - ``bad_question()``: asks a question without a message.
 - ``many()``: asks a new question on every poll, for ever.
 - ``optional(item)``: a task when the client declared the extension, else run at once.
+- ``slow(polls, delay_ms)``: each ``tasks/get`` takes ``delay_ms`` to answer; completes after
+  ``polls`` polls (a worker can be killed while it waits on one).
+
+With ``TASKS_SERVER_STATE=FILE`` in its environment the server keeps its tasks in FILE
+(JSON, written after every change, read at start): a server killed and started again knows
+its tasks, as a server keeping them in a database does.
 
 ``journal()`` (a plain tool) gives what the server saw: per task, its tool, the polls, the
 answers by key, whether it was cancelled, and the ``Mcp-Name`` header of every ``tasks/*``
@@ -33,11 +39,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import secrets
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
@@ -49,7 +58,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 TASKS = "io.modelcontextprotocol/tasks"
 TASK_TOOLS = [
     *("approve", "two", "twice", "repeat", "progress", "fail", "server_cancels", "forever", "interval"),
-    *("garbage", "bad_result", "bad_question", "many"),
+    *("garbage", "bad_result", "bad_question", "many", "slow"),
 ]
 FAILURE: dict[str, Any] = {
     "code": -32050,
@@ -141,7 +150,7 @@ class Task:
             self.status = "cancelled"
         elif tool == "forever":
             self.status, self.message = "working", f"poll {self.polls}"
-        elif tool == "interval":
+        elif tool in ("interval", "slow"):
             if self.polls >= int(self.args.get("polls", 3)):
                 self.complete(f"after {self.polls} polls")
         elif tool == "bad_result":
@@ -195,8 +204,17 @@ class TasksServer(Extension):
 
     identifier = TASKS
 
-    def __init__(self) -> None:
+    def __init__(self, state: Path | None = None) -> None:
+        self.state = state
         self.tasks: dict[str, Task] = {}
+        if state is not None and state.exists():
+            self.tasks = {key: Task(**value) for key, value in json.loads(state.read_text()).items()}
+
+    def save(self) -> None:
+        if self.state is not None:
+            temporary = self.state.with_suffix(".tmp")
+            temporary.write_text(json.dumps({key: asdict(task) for key, task in self.tasks.items()}))
+            temporary.replace(self.state)
 
     def methods(self) -> list[MethodBinding]:
         modern = frozenset(MODERN_PROTOCOL_VERSIONS)
@@ -244,6 +262,7 @@ class TasksServer(Extension):
         if name == "forever" and "ttl_ms" in args:
             task.ttl_ms = int(args["ttl_ms"])
         self.tasks[task.id] = task
+        self.save()
         view = task.view()
         return {
             "resultType": "task",
@@ -252,8 +271,11 @@ class TasksServer(Extension):
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: _TaskId) -> dict[str, Any]:
         task = self.task(ctx, params.task_id)
+        if task.tool == "slow":
+            await anyio.sleep(int(task.args.get("delay_ms", 0)) / 1000)
         task.polls += 1
         task.advance()
+        self.save()
         return task.view()
 
     async def update(self, ctx: ServerRequestContext[Any, Any], params: _Update) -> dict[str, Any]:
@@ -262,6 +284,7 @@ class TasksServer(Extension):
             task.answers.setdefault(key, []).append(value)
         task.asking = {k: v for k, v in task.asking.items() if k not in params.input_responses}
         task.advance()
+        self.save()
         return {}
 
     async def cancel(self, ctx: ServerRequestContext[Any, Any], params: _TaskId) -> dict[str, Any]:
@@ -270,6 +293,7 @@ class TasksServer(Extension):
         print(f"tasks/cancel {task.id} ({task.tool})", file=sys.stderr, flush=True)  # for the command's tests
         if task.status not in ("completed", "failed", "cancelled"):
             task.status = "cancelled"
+        self.save()
         return {}
 
     def journal(self) -> dict[str, Any]:
@@ -287,11 +311,12 @@ class TasksServer(Extension):
 
 
 def build_server() -> tuple[MCPServer, TasksServer]:
-    tasks = TasksServer()
+    state = os.environ.get("TASKS_SERVER_STATE")
+    tasks = TasksServer(Path(state) if state else None)
     server = MCPServer("tasks", extensions=[tasks])
 
     def runs_as_a_task(
-        item: str = "", steps: int = 3, ms: int = 20, polls: int = 3, ttl_ms: int = 60_000
+        item: str = "", steps: int = 3, ms: int = 20, polls: int = 3, ttl_ms: int = 60_000, delay_ms: int = 0
     ) -> str:
         return "ran in the foreground"  # reached only when the call was not made a task
 

@@ -221,7 +221,9 @@ def demo_target() -> ServerTarget:
     return ServerTarget(params, "the demo server")
 
 
-def make_client(server: ServerTarget, *, protocol: str, elicitation_callback: Any = None) -> Client:
+def make_client(
+    server: ServerTarget, *, protocol: str, elicitation_callback: Any = None, extensions: Sequence[Any] = ()
+) -> Client:
     """An ``mcp.Client`` for ``server`` that honours ``--server-stderr``, for a command that
     manages its connections itself (the worker); ``run_connected`` is the usual way."""
     from mcp import Client
@@ -231,6 +233,7 @@ def make_client(server: ServerTarget, *, protocol: str, elicitation_callback: An
         elicitation_callback=elicitation_callback,
         logging_callback=_server_log,
         mode=protocol,
+        extensions=list(extensions),
     )
 
 

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterator
 from typing import TextIO
 
-from .._util import escape_text
+from .._util import escape_text, innermost
 
 __all__ = ["HELD_LINES_LIMIT", "Output", "configure_logging", "isatty", "one_line", "reason"]
 
@@ -49,9 +49,7 @@ def one_line(text: str) -> str:
 
 def reason(err: BaseException) -> str:
     """The innermost, most specific cause of a failure, as one escaped line."""
-    # An exception group (anyio's task groups raise them): its first member.
-    while isinstance(getattr(err, "exceptions", None), tuple) and err.exceptions:  # type: ignore[attr-defined]
-        err = err.exceptions[0]  # type: ignore[attr-defined]
+    err = innermost(err)
     while err.__cause__ is not None and not str(err).strip():
         err = err.__cause__
     text = " ".join(str(err).split())

@@ -43,8 +43,9 @@ def add_park_option(parser: argparse.ArgumentParser) -> None:
         metavar="STORE",
         help="when the server asks, park the call in STORE (a file, created when a call is parked, "
         "or a postgresql:// URL) instead of asking here; print its key and exit 0 (protocol "
-        "2026-07-28 servers only). Over --stdio, a second server process is shown the parked "
-        "state, and a warning says when it would refuse it",
+        "2026-07-28 servers only). A call the server makes a task is parked too, at once: "
+        "`toolnexus worker STORE` polls it and parks its questions. Over --stdio, a second server "
+        "process is shown the parked state, and a warning says when it would refuse it",
     )
 
 
@@ -105,6 +106,7 @@ def call_and_park(
     ``call`` does when it answers at once."""
     from ..durable import Pending, call_tool_or_park
     from ..mcp import elicitation_callback
+    from ..tasks import TasksExtension
 
     check_can_create(args.park)  # the store itself is made only when there is a call to park
     output = context.output
@@ -151,5 +153,6 @@ def call_and_park(
             protocol=args.protocol,
             connect_timeout=args.connect_timeout,
             elicitation_callback=elicitation_callback(refuse_inline),
+            extensions=[TasksExtension()],
         )
     )

@@ -35,6 +35,11 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         pending = call.pending
         server = escape_text(pending.server) if pending.server else "(unnamed server)"
         out.append(f"{key}  {server}  {what_is_called(pending)}  {call.status}")
+        if pending.task is not None:
+            line = f"  task {escape_text(pending.task.id[:80])}"
+            if call.note:
+                line += f": {' '.join(escape_text(call.note).split())}"
+            out.append(line)
         garbled = False
         try:
             answers = store.answers(call.key) if call.answered else {}
@@ -72,8 +77,9 @@ COMMAND = Command(
     name="pending",
     help="list the calls kept in a store, and where each question stands",
     description="List the calls kept in STORE (a file, or a postgresql:// URL), oldest first: key, "
-    "server, what was called, its status (waiting, ready, resuming, done, failed, expired), and each "
-    "question: waiting, accepted, declined, cancelled or expired. The store is opened read-only, "
+    "server, what was called, its status (waiting, ready, resuming, working, done, failed, expired, "
+    "cancelled), and each question: waiting, accepted, declined, cancelled or expired. A call the "
+    "server made a task shows the task's id and its last status message. The store is opened read-only, "
     "and never made. Exit 0; 1 when a call (or one of its answers) does not read: it is listed as "
     "failed with the reason, every other call as usual.",
     arguments=_arguments,

@@ -109,9 +109,15 @@ def what_is_called(pending: Pending) -> str:
 
 def report_parked(output: Output, spec: str, key: str, pending: Pending, how: str) -> int:
     """Print the key ``pending`` is kept under on stdout, and say how to answer it."""
+    output.result(key)
+    if pending.task is not None:
+        output.error(
+            f"{how} as {key}: the server runs the call as task {escape_text(pending.task.id[:80])}; "
+            f"a worker polls it and parks its questions: toolnexus worker {shown_store(spec)} ..."
+        )
+        return EXIT_OK
     count = len(pending.requests)
     questions = "1 question waits" if count == 1 else f"{count} questions wait"
-    output.result(key)
     output.error(f"{how} as {key}: {questions}; answer with: toolnexus answer {shown_store(spec)} {key}")
     return EXIT_OK
 

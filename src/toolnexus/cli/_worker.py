@@ -36,6 +36,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     from mcp import Client
 
     from ..durable import ANY_SERVER, park_only
+    from ..tasks import TasksExtension
     from ..worker import Worker
 
     server = server_from(args, context.stack)
@@ -43,9 +44,19 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     context.stack.callback(store.close)
 
     def connect() -> Client:
-        return make_client(server, protocol=args.protocol, elicitation_callback=park_only)
+        return make_client(
+            server, protocol=args.protocol, elicitation_callback=park_only, extensions=[TasksExtension()]
+        )
+
+    said: dict[str, str | None] = {}  # a working task's last status message printed, by key
 
     def printed(outcome: Outcome) -> None:
+        if outcome.status == "working":  # a poll: a line only when its status message changes
+            if outcome.key in said and said[outcome.key] == outcome.note:
+                return
+            said[outcome.key] = outcome.note
+        else:
+            said.pop(outcome.key, None)
         context.output.result(outcome_line(outcome))
 
     worker = Worker(
@@ -82,7 +93,9 @@ COMMAND = Command(
     help="resume parked calls as their questions are answered",
     description="Resume the calls parked in STORE from the server given by --stdio or --url as they "
     "become ready (every question answered, anywhere), one line per call: key, what was called, "
-    "what came of it. Any number of workers may share a store; each call is resumed by one of "
+    "what came of it. A call the server made a task is polled here too: its status message is "
+    "printed when it changes, its questions are parked (answered as any other), and its end is "
+    "recorded. Any number of workers may share a store; each call is resumed by one of "
     "them. Runs until interrupted; --once resumes what is ready and exits.",
     arguments=_arguments,
     run=_run,
@@ -103,6 +116,12 @@ def outcome_line(outcome: Outcome) -> str:
         said = f"failed, will retry: {escape_text(outcome.error or '')}"
     elif outcome.status == "failed":
         said = f"failed: {escape_text(outcome.error or '')}"
+    elif outcome.status in ("cancelled", "expired"):
+        said = f"{outcome.status}: {escape_text(outcome.error or '')}"
+    elif outcome.status == "working":
+        said = "working" + (f": {escape_text(outcome.note)}" if outcome.note else "")
+    elif outcome.status == "waiting":
+        said = "asks: its questions wait for answers"
     else:
         said = "lost: the lease ran out; another worker may resume it"
     return f"{outcome.key}  {what}  {said}"

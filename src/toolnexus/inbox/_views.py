@@ -233,6 +233,11 @@ def outcome_of(call: Call) -> Outcome | None:
         return Outcome(status, "Every question is answered: the call waits for a worker to resume it.")
     if status == "resuming":
         return Outcome(status, "A worker is resuming the call now.")
+    if status == "working":
+        said = f" It says: {shown(call.note)}" if call.note else ""
+        return Outcome(status, f"The server is working on the task; a worker polls it.{said}")
+    if status == "cancelled":
+        return Outcome(status, "The task was cancelled" + (f": {shown(call.error)}" if call.error else "."))
     if status == "done":
         if call.next is not None:
             return Outcome(
