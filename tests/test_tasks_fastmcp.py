@@ -4,7 +4,8 @@ tasks in Docket on a real Redis (tests/servers/fastmcp_tasks_server.py), over st
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,10 +14,12 @@ import mcp_types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
+from support.http_process import RestartableHttpServer
 from support.redis import redis_url  # noqa: F401  (a Redis for the session)
 from support.venvs import python_with
-from toolnexus import Answer, Request, elicitation_callback
+from toolnexus import Answer, Request, durable, elicitation_callback
 from toolnexus.tasks import TASKS, TasksExtension, TaskStatus
+from toolnexus.worker import Worker
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).resolve().parent / "servers" / "fastmcp_tasks_server.py"
@@ -110,3 +113,58 @@ async def test_without_the_extension_fastmcp_refuses_a_task_only_tool_and_runs_a
     assert refused.value.error.code == -32021
     assert TASKS in str(refused.value.error.data)
     assert text(foreground) == "Now: in the foreground"  # a 2026-07-28 round, answered as any
+
+
+@pytest.fixture
+def http_server(fastmcp_tasks_python: Path, redis_url: str) -> Iterator[RestartableHttpServer]:  # noqa: F811
+    docket = f"toolnexus-tests-{secrets.token_hex(6)}"  # one name: a server started again shares its tasks
+    served = RestartableHttpServer(
+        lambda fd: [str(fastmcp_tasks_python), str(SERVER), redis_url, "--fd", str(fd), "--docket", docket]
+    )
+    served.start()
+    try:
+        yield served
+    finally:
+        served.kill()
+
+
+async def test_fastmcp_tasks_parked_polled_by_a_worker_and_answered_across_a_server_restart(
+    http_server: RestartableHttpServer, tmp_path: Path
+) -> None:
+    """A FastMCP task parked by its id, its question answered while the server was killed and
+    started again (its tasks in Docket on Redis): the worker polls on, the answer reaches it."""
+    url = http_server.base + "/mcp"
+    store = durable.open_store(tmp_path / "calls.db")
+    keys: dict[str, str] = {}
+    async with Client(url, elicitation_callback=durable.park_only, extensions=[TasksExtension()]) as client:
+        for tool, arguments in (("publish", {"report": "Q3"}), ("broken", {})):
+            parked = await durable.call_tool_or_park(client, tool, arguments)
+            assert isinstance(parked, durable.Pending)
+            assert parked.task is not None
+            keys[tool] = store.put(parked)
+
+    async def until(key: str, *statuses: str) -> durable.Call:
+        with anyio.fail_after(60):
+            while (call := store.call(key)).status not in statuses:
+                await anyio.sleep(0.05)
+        return call
+
+    worker = Worker(store, url, idle=0.2)
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker.run)
+        failed = await until(keys["broken"], "failed")
+        asked = await until(keys["publish"], "waiting")
+        await anyio.to_thread.run_sync(http_server.kill)  # while its question waits
+        assert asked.pending is not None
+        (question,) = asked.pending.requests
+        assert question.prompt == "Publish Q3?"  # under a key of FastMCP's own
+        store.record(keys["publish"], Answer(question.id, True, {"ok": True}))
+        await anyio.sleep(0.5)  # the worker's poll meets no server
+        await anyio.to_thread.run_sync(http_server.start)  # the same port, the same Redis
+        done = await until(keys["publish"], "done", "failed", "expired", "cancelled")
+        worker.stop()
+    store.close()
+    assert done.status == "done", done.error
+    assert done.result is not None
+    assert done.result["content"][0]["text"] == "Q3: published"
+    assert failed.error == "the task failed: the report could not be built (error -32050)"

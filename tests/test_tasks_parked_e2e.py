@@ -14,11 +14,9 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 import pytest
 
 from support import forkserver
+from support.http_process import RestartableHttpServer
 from support.processes import TESTS_DIR
 from toolnexus import Answer, durable
 from toolnexus.durable import Call
@@ -33,51 +32,20 @@ from toolnexus.durable import Call
 ENDS = ("done", "failed", "cancelled", "expired")
 
 
-class TasksServer:
-    """The tasks server over HTTP on one port, started, killed and started again at will."""
+class TasksServer(RestartableHttpServer):
+    """The tasks server, keeping its tasks in ``state``, on one port."""
 
     def __init__(self, state: Path) -> None:
+        super().__init__(
+            lambda fd: [sys.executable, "-m", "servers.tasks_server", "http", "--fd", str(fd)],
+            cwd=TESTS_DIR,
+            env={**os.environ, "TASKS_SERVER_STATE": str(state)},
+        )
         self.state = state
-        self.port = 0
-        self.proc: forkserver.Forked | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> None:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(64)
-        self.port = listener.getsockname()[1]
-        self.proc = forkserver.popen(
-            [sys.executable, "-m", "servers.tasks_server", "http", "--fd", str(listener.fileno())],
-            cwd=TESTS_DIR,
-            env={**os.environ, "TASKS_SERVER_STATE": str(self.state)},
-            pass_fds=(listener.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        listener.close()
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        deadline = time.monotonic() + 90
-        while True:
-            with (
-                contextlib.suppress(OSError),
-                opener.open(f"http://127.0.0.1:{self.port}/health", timeout=5) as answer,
-            ):
-                if answer.status == 200:
-                    return
-            assert self.proc.poll() is None, "the tasks server exited"
-            assert time.monotonic() < deadline, "the tasks server did not come up"
-            time.sleep(0.05)
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        return self.base + "/mcp"
 
     def journal(self) -> dict[str, Any]:
         tasks: dict[str, Any] = json.loads(self.state.read_text())
@@ -91,8 +59,7 @@ def server(tmp_path: Path) -> Iterator[TasksServer]:
     try:
         yield served
     finally:
-        if served.proc is not None and served.proc.poll() is None:
-            served.kill()
+        served.kill()
 
 
 def toolnexus(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

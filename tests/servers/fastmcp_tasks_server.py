@@ -3,7 +3,10 @@ tasks extension as a server nobody here wrote implements it.
 
 It runs in a virtual environment of its own (``fastmcp-tasks`` pins a FastMCP older than the
 project's ``fastmcp`` extra: tests/test_tasks_fastmcp.py makes it), over stdio:
-``python fastmcp_tasks_server.py REDIS_URL``.
+``python fastmcp_tasks_server.py REDIS_URL``, or over streamable HTTP on an inherited listening
+socket: ``python fastmcp_tasks_server.py REDIS_URL --fd N --docket NAME`` (``GET /health``
+answers once it serves; servers started with one Docket name share their tasks, so that one
+started again after a kill knows them).
 
 Tools (a tool asks inside a task by returning an ``InputRequiredResult``, the pattern
 fastmcp-tasks requires there, and reads the answers when it runs again):
@@ -37,9 +40,9 @@ def form(message: str, name: str, kind: str) -> mcp_types.InputRequiredResult:
     return mcp_types.InputRequiredResult(input_requests={name: mcp_types.ElicitRequest(params=params)})
 
 
-def build(redis_url: str) -> FastMCP:
+def build(redis_url: str, docket: str | None = None) -> FastMCP:
     mcp = FastMCP("fastmcp-tasks")
-    mcp.add_extension(TasksExtension(url=redis_url, name=f"toolnexus-tests-{id(mcp)}"))
+    mcp.add_extension(TasksExtension(url=redis_url, name=docket or f"toolnexus-tests-{id(mcp)}"))
 
     @mcp.tool(task=TaskConfig(mode="required", poll_interval=FAST))
     async def publish(report: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
@@ -74,5 +77,24 @@ def build(redis_url: str) -> FastMCP:
     return mcp
 
 
+def serve_http(mcp: FastMCP, fd: int) -> None:
+    import socket
+
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+
+    @mcp.custom_route("/health", methods=["GET"])
+    async def health(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    config = uvicorn.Config(mcp.http_app(), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[socket.socket(fileno=fd)])
+
+
 if __name__ == "__main__":
-    build(sys.argv[1]).run("stdio", show_banner=False)
+    if "--fd" in sys.argv:
+        options = dict(zip(sys.argv[2::2], sys.argv[3::2], strict=True))
+        serve_http(build(sys.argv[1], options["--docket"]), int(options["--fd"]))
+    else:
+        build(sys.argv[1]).run("stdio", show_banner=False)

@@ -8,6 +8,7 @@ child accepts wait in the socket's queue.
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import subprocess
 import sys
@@ -68,6 +69,59 @@ def http_server_process(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+class RestartableHttpServer:
+    """A server process serving streamable HTTP on one port of 127.0.0.1, killed (SIGKILL) and
+    started again on that same port at will: ``command(fd)`` serves on the inherited listening
+    socket ``fd``; ``base`` is ``http://127.0.0.1:PORT`` once started."""
+
+    def __init__(
+        self,
+        command: Callable[[int], list[str]],
+        *,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        health_path: str = "/health",
+    ) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.health_path = health_path
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | forkserver.Forked | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port a killed one had
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self.port = listener.getsockname()[1]
+        argv = self.command(listener.fileno())
+        start: Callable[..., subprocess.Popen[bytes] | forkserver.Forked] = (
+            forkserver.popen if forkserver.handles(argv) else subprocess.Popen
+        )
+        with tempfile.TemporaryFile() as errlog:
+            self.proc = start(
+                argv,
+                cwd=self.cwd,
+                env=self.env,
+                pass_fds=(listener.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errlog,
+            )
+            listener.close()
+            _wait_until_up(self.proc, self.base + self.health_path, errlog)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
 
 
 def _wait_until_up(
