@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 from servers.inbox_server import EVERY_FIELD, park, resume
 from toolnexus import Answer, Request, inbox
 from toolnexus._demo_server import tcp_listener
-from toolnexus.durable import Pending, SqliteStore
+from toolnexus.durable import ParkedTask, Pending, SqliteStore
 from toolnexus.forms import read_form
 from toolnexus.inbox._serve import listen
 from toolnexus.inbox._views import read_post
@@ -403,6 +403,34 @@ def test_a_failed_resume_is_shown(store: SqliteStore) -> None:
     page = signed_in(store).get(f"/calls/{key}").text
     assert "Resuming the call failed:" in page
     assert "the server is gone &lt;i&gt;now&lt;/i&gt;" in page
+
+
+def test_a_parked_task_shows_its_work_its_questions_and_a_cancellation(tmp_path: Path) -> None:
+    now = [1_800_000_000.0]  # the store's clock, moved by the test
+    store = SqliteStore(tmp_path / "tasks.db", clock=lambda: now[0])
+    task = ParkedTask("t-1", 1000)
+    key = store.put(Pending("tools/call", "report", None, None, (), (), {}, "srv", task))
+    client = signed_in(store)
+    assert "The server is working on the task; a worker polls it." in client.get(f"/calls/{key}").text
+    now[0] += 1
+    (claim,) = store.claim(lease=30, key=key)
+    store.task_working(key, claim.token, poll_in=1, note="step 2 of 3 <b>\u202e</b>")
+    page = client.get(f"/calls/{key}").text
+    assert "It says: step 2 of 3 &lt;b&gt;\\u202e&lt;/b&gt;" in page  # the server's text, escaped
+    assert "status-working" in client.get("/?status=working").text
+    now[0] += 1
+    (claim,) = store.claim(lease=30, key=key)
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    question = Request("elc-t-1", "input", "Publish?", None, {"schema": schema})
+    asking = Pending("tools/call", "report", None, None, ("go",), (question,), {}, "srv", task)
+    store.task_asks(key, claim.token, asking, note=None)
+    _, csrf, action = form_page(client, key)  # its question is answered as any
+    done = client.post(action, data={"csrf": csrf, "action": "accept"})
+    assert "ready to resume" in client.get(done.headers["location"]).text
+    (claim,) = store.claim(lease=30, key=key)
+    store.task_ended(key, claim.token, "cancelled", "the server cancelled the task")
+    assert "The task was cancelled: the server cancelled the task" in client.get(f"/calls/{key}").text
+    store.close()
 
 
 def test_a_call_the_host_expired_refuses_answers(store: SqliteStore) -> None:

@@ -220,3 +220,16 @@ def test_the_server_killed_and_started_again_a_parked_task_is_polled_on(
     assert progressed.status == "done", progressed.error
     text = out.read_text()
     assert "Traceback" not in text
+
+
+def test_pending_shows_a_tasks_id_and_its_last_status_message_escaped(tmp_path: Path) -> None:
+    store = tmp_path / "calls.db"
+    with durable.open_store(store) as opened:
+        task = durable.ParkedTask("t-\x1b[2J1", 0)
+        key = opened.put(durable.Pending("tools/call", "report", None, None, (), (), {}, "srv", task))
+        time.sleep(0.3)  # due after the floor
+        (claim,) = opened.claim(lease=30, key=key)
+        opened.task_working(key, claim.token, poll_in=60, note="step 2 of 3\n\x1b[31mred")
+    shown = toolnexus("pending", str(store))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1:] == ["  task t-\\x1b[2J1: step 2 of 3\\n\\x1b[31mred"]
