@@ -24,7 +24,7 @@ from toolnexus import Answer, Request
 from toolnexus.mcp import (
     MAX_ABANDONED_THREADS,
     RESOLVER_THREADS,
-    Outcome,
+    ResultReason,
     call_tool_resolving_urls,
     elicitation_callback,
     set_resolver_threads,
@@ -124,7 +124,7 @@ async def test_abandoned_threads_are_capped(caplog: pytest.LogCaptureFixture) ->
 
 
 async def test_on_result_is_told_what_the_server_got_and_why() -> None:
-    seen: list[tuple[str, ElicitResult, Outcome]] = []
+    seen: list[tuple[str, ElicitResult, ResultReason]] = []
 
     def answers(request: Request) -> Any:
         tag = request.prompt.rsplit(" ", 1)[-1]
@@ -136,10 +136,10 @@ async def test_on_result_is_told_what_the_server_got_and_why() -> None:
             raise RuntimeError("no")
         return Answer(request.id, False, None, "declined")
 
-    def observe(request: Request, result: ElicitResult, outcome: Outcome) -> None:
+    def observe(request: Request, result: ElicitResult, outcome: ResultReason) -> None:
         seen.append((request.prompt.rsplit(" ", 1)[-1], result, outcome))
 
-    def failing_observer(request: Request, result: ElicitResult, outcome: Outcome) -> None:
+    def failing_observer(request: Request, result: ElicitResult, outcome: ResultReason) -> None:
         raise RuntimeError("observer bug")
 
     callback = elicitation_callback(answers, on_result=observe)

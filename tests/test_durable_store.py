@@ -20,7 +20,8 @@ import pytest
 
 from support.processes import Processes
 from toolnexus import Answer, Request
-from toolnexus.durable import STORE_FORMAT, Pending, SqliteStore, open_store
+from toolnexus._store import STORE_FORMAT
+from toolnexus.durable import Pending, SqliteStore, open_store
 from toolnexus.errors import StoreError
 
 SCHEMA = {

@@ -22,7 +22,7 @@ from servers.durable_server import build_server
 from support.stores import Backend, Store
 from toolnexus import Answer, durable
 from toolnexus.cli._worker import outcome_line
-from toolnexus.durable import Event, Outcome, Pending
+from toolnexus.durable import Event, Pending, ResumeOutcome
 from toolnexus.errors import ServerMismatchError
 from toolnexus.worker import Worker
 
@@ -66,7 +66,7 @@ async def test_ready_calls_are_resumed_once_and_their_results_kept(backend: Back
     keys = await park(store, server, 4)
     for key in keys[:3]:
         answer(store, key, f"w{key[:4]}")
-    seen: list[Outcome] = []
+    seen: list[ResumeOutcome] = []
     async with connect(server) as client:
         outcomes = await durable.resume_ready(client, store, on_outcome=seen.append)
         assert await durable.resume_ready(client, store) == []  # nothing more is ready
@@ -200,7 +200,7 @@ async def test_a_waiting_worker_is_woken_by_an_answer_recorded_by_another_store_
     store = backend.open()
     server = counting_server(KEY, None)
     (key,) = await park(store, server, 1)
-    done: list[tuple[Outcome, float]] = []
+    done: list[tuple[ResumeOutcome, float]] = []
     worker = Worker(
         backend.open(), server, lease=10, idle=30, on_outcome=lambda o: done.append((o, time.monotonic()))
     )

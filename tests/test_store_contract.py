@@ -20,8 +20,9 @@ import pytest
 
 from support.stores import Backend, Store
 from toolnexus import Answer, Request
+from toolnexus._store import STORE_FORMAT
 from toolnexus._time import utc_timestamp
-from toolnexus.durable import STORE_FORMAT, Call, Event, ParkedTask, Pending
+from toolnexus.durable import Call, Event, ParkedTask, Pending
 from toolnexus.errors import LeaseLostError, StoreError
 
 SCHEMA = {

@@ -21,7 +21,7 @@ from mcp.server.mcpserver import MCPServer
 
 from servers.tasks_server import TasksServer, build_server
 from toolnexus import Answer, durable
-from toolnexus.durable import Call, Outcome, Pending
+from toolnexus.durable import Call, Pending, ResumeOutcome
 from toolnexus.tasks import TasksExtension
 from toolnexus.worker import Worker
 
@@ -58,9 +58,9 @@ async def park(server: MCPServer, store: durable.Store, tool: str, **arguments: 
 @asynccontextmanager
 async def working(
     server: MCPServer, store: durable.Store, *, tasks: bool = True
-) -> AsyncIterator[list[Outcome]]:
+) -> AsyncIterator[list[ResumeOutcome]]:
     """A worker on ``store`` for the test's length; the outcomes it reported."""
-    outcomes: list[Outcome] = []
+    outcomes: list[ResumeOutcome] = []
     worker = Worker(store, connect=lambda: client(server, tasks=tasks), idle=0.2, on_outcome=outcomes.append)
     async with anyio.create_task_group() as group:
         group.start_soon(worker.run)

@@ -40,7 +40,7 @@ __all__ = [
     "RESOLVER_THREADS",
     "CallbackOptions",
     "OnResult",
-    "Outcome",
+    "ResultReason",
     "WaitFor",
     "elicitation_callback",
     "set_resolver_threads",
@@ -53,17 +53,17 @@ WaitFor: TypeAlias = Callable[[Request], Awaitable[AnswerLike]] | Callable[[Requ
 [`Answer`][toolnexus.Answer] or its wire mapping. A plain function runs in a worker thread."""
 
 
-Outcome: TypeAlias = Literal["validation", "timeout", "error", "defaults", "overloaded"] | None
+ResultReason: TypeAlias = Literal["validation", "timeout", "error", "defaults", "overloaded"] | None
 """Why the result a server got is not the resolver's answer mapped as it is: ``None`` when it
 is; ``"validation"`` (accepted content did not fit the form, or the form cannot be
 answered), ``"timeout"``, ``"error"`` (the resolver raised, or its answer could not be read
 or sent), ``"defaults"`` (the schema's defaults were laid into an accepted answer),
 ``"overloaded"`` (too many abandoned resolver threads still run)."""
 
-OnResult: TypeAlias = Callable[[Request, ElicitResult, Outcome], object]
+OnResult: TypeAlias = Callable[[Request, ElicitResult, ResultReason], object]
 """An observer of [`elicitation_callback`][toolnexus.mcp.elicitation_callback]: called with
 the [`Request`][toolnexus.Request], the ``ElicitResult`` the server gets, and the
-[`Outcome`][toolnexus.mcp.Outcome], on the event loop, after the resolver is done."""
+[`ResultReason`][toolnexus.mcp.ResultReason], on the event loop, after the resolver is done."""
 
 
 class CallbackOptions(TypedDict, total=False):
@@ -283,7 +283,7 @@ def elicitation_callback(
 
         on_result: an observer, [`OnResult`][toolnexus.mcp.OnResult]: told, for every
             question, the ``ElicitResult`` the server gets and why it is not the answer as
-            given ([`Outcome`][toolnexus.mcp.Outcome]). [`log_traffic`][toolnexus.log_traffic]
+            given ([`ResultReason`][toolnexus.mcp.ResultReason]). [`log_traffic`][toolnexus.log_traffic]
             offers one: ``on_result=logged.sent``. An observer that raises is logged and
             ignored.
 
@@ -336,7 +336,7 @@ def elicitation_callback(
 
     ask = wait_for if is_async else resolve
 
-    async def answer(params: ElicitRequestParams, box: list[Request]) -> tuple[ElicitResult, Outcome]:
+    async def answer(params: ElicitRequestParams, box: list[Request]) -> tuple[ElicitResult, ResultReason]:
         try:
             if seconds is None:
                 request = elicitation_to_request(params)

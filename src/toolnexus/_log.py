@@ -23,7 +23,7 @@ from ._wire import Answer, Request
 if TYPE_CHECKING:
     from mcp_types import ElicitResult
 
-    from ._callback import Outcome
+    from ._callback import ResultReason
 
 __all__ = ["MASK", "TRAFFIC_LOGGER", "LoggedResolver", "answer_wire", "log_traffic"]
 
@@ -133,15 +133,15 @@ class LoggedResolver(Protocol[_R_co]):
         """Ask the wrapped resolver, logging the Request and its Answer (or error)."""
         ...
 
-    def sent(self, request: Request, result: ElicitResult, outcome: Outcome) -> None:
+    def sent(self, request: Request, result: ElicitResult, outcome: ResultReason) -> None:
         """The [`OnResult`][toolnexus.mcp.OnResult] observer for
         [`elicitation_callback`][toolnexus.mcp.elicitation_callback]: logs the result the
         server got when it is not the answer as given."""
         ...
 
 
-def _sent_logger(write: _Writer, values: bool) -> Callable[[Request, ElicitResult, Outcome], None]:
-    def sent(request: Request, result: ElicitResult, outcome: Outcome) -> None:
+def _sent_logger(write: _Writer, values: bool) -> Callable[[Request, ElicitResult, ResultReason], None]:
+    def sent(request: Request, result: ElicitResult, outcome: ResultReason) -> None:
         if outcome is None:  # the server got the answer as given: the answer line says it
             return
         wire: dict[str, Any] = {"action": result.action}
@@ -204,7 +204,7 @@ def log_traffic(
       resolver raised. The exception's message is not logged;
     - ``{"time", "event": "sent", "id", "result": {"action", "content"?}, "reason"}``
       (through ``sent``) when the server got something else than the answer: ``reason``
-      is the [`Outcome`][toolnexus.mcp.Outcome] (``"validation"``, ``"timeout"``,
+      is the [`ResultReason`][toolnexus.mcp.ResultReason] (``"validation"``, ``"timeout"``,
       ``"error"``, ``"defaults"``, ``"overloaded"``). ``content`` is masked like answers.
 
     ``time`` is RFC 3339 UTC. ``id`` is the request's id.

@@ -1,7 +1,7 @@
 """The one check of a protocol version: does its server ask between rounds or mid-call?
 
 Up to 2025-11-25 a server asks in the middle of ``tools/call`` (``elicitation/create``); from
-[`INPUT_REQUIRED_VERSION`][toolnexus.durable.INPUT_REQUIRED_VERSION] on it returns an
+2026-07-28 (``INPUT_REQUIRED_VERSION``) on it returns an
 ``InputRequiredResult`` and the call is retried. Parking a call, watching a connection while a
 question waits and the demo server's choice of how to ask all turn on this one question.
 

@@ -271,9 +271,9 @@ class SqliteStore(StoreEngine):
     one gets each ready call. Commits are synced the way WAL's ``synchronous=NORMAL`` does
     it: safe from a process crash; the last commits may be lost to a power cut. A new file
     (and its ``-wal`` and ``-shm``) is made readable by its owner only (mode 0600); an
-    existing one that others may read is named in a warning. The format is versioned
-    ([`STORE_FORMAT`][toolnexus.durable.STORE_FORMAT]): an older store is upgraded in place
-    when first opened for writing. One instance may be used from several threads. Close it
+    existing one that others may read is named in a warning. The format is versioned (the
+    store says its own, checked on every open): an older store is upgraded in place when
+    first opened for writing, a newer one refused. One instance may be used from several threads. Close it
     with [`close`][toolnexus.durable.SqliteStore.close], or use it as a context manager.
 
     Args:

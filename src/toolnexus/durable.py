@@ -49,11 +49,9 @@ from mcp_types import (
     ReadResourceResult,
 )
 
-from ._live import DEFAULT_LIVE_LEASE, LiveResolver, ask_in
+from ._live import LiveResolver, ask_in
 from ._mapping import elicitation_to_request
 from ._pending import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
     Answers,
     Method,
     ParkedTask,
@@ -67,10 +65,7 @@ from ._sqlite import SqliteStore
 from ._store import (
     ANY_SERVER,
     DEFAULT_RETENTION,
-    FINISHED,
-    OPEN,
     STATUSES,
-    STORE_FORMAT,
     Call,
     Claim,
     Event,
@@ -103,18 +98,9 @@ if TYPE_CHECKING:
     from mcp_types import ElicitRequestParams, ErrorData
 
 __all__ = [
-    "ANY_SERVER",
     "CHANNEL",
-    "DEFAULT_LIVE_LEASE",
-    "DEFAULT_RETENTION",
-    "FINISHED",
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "INPUT_REQUIRED_VERSION",
-    "OPEN",
     "READY_CHANNEL",
     "STATUSES",
-    "STORE_FORMAT",
     "Answers",
     "Call",
     "Claim",
@@ -122,11 +108,11 @@ __all__ = [
     "EventHook",
     "EventKind",
     "LiveResolver",
-    "Outcome",
     "ParkedTask",
     "Pending",
     "PostgresStore",
     "Result",
+    "ResumeOutcome",
     "SqliteStore",
     "Status",
     "Store",
@@ -524,7 +510,7 @@ OutcomeStatus: TypeAlias = Literal[
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class ResumeOutcome:
     """What came of one claimed call in [`resume_ready`][toolnexus.durable.resume_ready]."""
 
     key: str
@@ -557,7 +543,7 @@ async def resume_key(
     *,
     lease: float = 60.0,
     allow_renamed_server: bool = False,
-) -> Outcome:
+) -> ResumeOutcome:
     """Claim the one call parked under ``key``, resume it, and record the outcome, as
     [`resume_ready`][toolnexus.durable.resume_ready] does for each call it claims (the same
     claim rule: of any number of resumers and workers, one gets the call).
@@ -715,8 +701,8 @@ async def resume_ready(
     limit: int | None = None,
     server: str | object | None = ANY_SERVER,
     retries: int = 0,
-    on_outcome: Callable[[Outcome], None] | None = None,
-) -> list[Outcome]:
+    on_outcome: Callable[[ResumeOutcome], None] | None = None,
+) -> list[ResumeOutcome]:
     """Claim and resume, one at a time, every ready call parked from the server ``client`` is
     connected to; record each outcome in ``store``; return them, oldest call first.
 
@@ -763,7 +749,7 @@ async def resume_ready(
     if wanted is not None and not isinstance(wanted, str):
         raise TypeError(f"resume_ready: server must be a str or None, not {_type_name(wanted)}")
     renamed = wanted != connected
-    outcomes: list[Outcome] = []
+    outcomes: list[ResumeOutcome] = []
     while limit is None or len(outcomes) < limit:
         held = _Lease(lease)
         claims = await _in_thread(store.claim, lease=lease, server=wanted, limit=1)
@@ -779,7 +765,7 @@ async def resume_ready(
 
 async def _run_claim(
     client: Client, store: Store, claim: Claim, lease: _Lease, renamed: bool, retries: int
-) -> Outcome:
+) -> ResumeOutcome:
     import anyio
 
     try:
@@ -797,7 +783,7 @@ async def _run_claim(
 
 async def _run_claimed(
     client: Client, store: Store, claim: Claim, lease: _Lease, renamed: bool, retries: int
-) -> Outcome:
+) -> ResumeOutcome:
     from mcp import MCPError
 
     pending = claim.pending
@@ -810,8 +796,8 @@ async def _run_claimed(
         error: str | None = None,
         exception: Exception | None = None,
         note: str | None = None,
-    ) -> Outcome:
-        return Outcome(
+    ) -> ResumeOutcome:
+        return ResumeOutcome(
             claim.key,
             pending.method,
             pending.target,
@@ -824,7 +810,7 @@ async def _run_claimed(
             note,
         )
 
-    async def record_round(result: Result | Pending) -> Outcome:
+    async def record_round(result: Result | Pending) -> ResumeOutcome:
         if isinstance(result, Pending):
             new = await _settle(store.finish_parked, claim.key, claim.token, result, lease=lease)
             return made("done", next=new)
@@ -832,7 +818,7 @@ async def _run_claimed(
         await _settle(store.finish, claim.key, claim.token, dumped, lease=lease)
         return made("done", result=result)
 
-    async def record_step(step: TaskStep) -> Outcome:
+    async def record_step(step: TaskStep) -> ResumeOutcome:
         key, token = claim.key, claim.token
         if step.kind == "working":
             await _settle(
@@ -861,7 +847,7 @@ async def _run_claimed(
 
     if pending.task is not None:  # a parked task: one step (its answers sent, its state read)
         work: Callable[[], Awaitable[Any]] = lambda: task_step(client, pending, claim.answers)  # noqa: E731
-        record: Callable[[Any], Awaitable[Outcome]] = record_step
+        record: Callable[[Any], Awaitable[ResumeOutcome]] = record_step
     else:
         work = lambda: resume(client, pending, claim.answers, allow_renamed_server=renamed)  # noqa: E731
         record = record_round

@@ -32,7 +32,7 @@ from ._store import ANY_SERVER, Event, EventHook, Status, Store, check_lease, fi
 from ._time import check_seconds
 from ._util import innermost
 from ._watch import Watcher
-from .durable import Outcome, park_only, resume_ready
+from .durable import ResumeOutcome, park_only, resume_ready
 from .errors import StoreError, StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class Worker:
             unnamed one); by default the connected server's own name.
         idle: the longest sleep between two looks at the store when nothing wakes it.
         retries: how often a failed resume goes back to ``ready`` before it stays ``failed``.
-        on_outcome: called with each [`Outcome`][toolnexus.durable.Outcome].
+        on_outcome: called with each [`ResumeOutcome`][toolnexus.durable.ResumeOutcome].
         on_event: the notification hook, told of each finished call (and of the new call
             when the server asked again), as [`Event`][toolnexus.durable.Event]s.
         connect_timeout: the longest a connection may take to be made, in seconds (``None``:
@@ -81,7 +81,7 @@ class Worker:
         server_name: str | object | None = ANY_SERVER,
         idle: float = 5.0,
         retries: int = 0,
-        on_outcome: Callable[[Outcome], None] | None = None,
+        on_outcome: Callable[[ResumeOutcome], None] | None = None,
         on_event: EventHook | None = None,
         connect_timeout: float | None = None,
     ) -> None:
@@ -138,7 +138,7 @@ class Worker:
         if scope.cancelled_caught:
             raise TimeoutError(f"no answer within {self.connect_timeout:g} s")
 
-    def _report(self, outcome: Outcome) -> None:
+    def _report(self, outcome: ResumeOutcome) -> None:
         if outcome.status not in ("working", "waiting"):  # a parked task's step is not an end
             self.resumed += 1
         if self.on_outcome is not None:

@@ -84,8 +84,8 @@ class _Stop:
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
+    from .._store import OPEN
     from ..console import ConsoleResolver
-    from ..durable import OPEN
 
     output = context.output
     store = open_store(args.store, create=True)  # a command that writes makes its store

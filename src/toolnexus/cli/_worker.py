@@ -20,7 +20,7 @@ from ._output import reason
 from ._stores import open_store
 
 if TYPE_CHECKING:
-    from ..durable import Outcome
+    from ..durable import ResumeOutcome
 
 __all__ = ["COMMAND", "outcome_line"]
 
@@ -35,7 +35,8 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     import anyio
     from mcp import Client
 
-    from ..durable import ANY_SERVER, park_only
+    from .._store import ANY_SERVER
+    from ..durable import park_only
     from ..tasks import TasksExtension
     from ..worker import Worker
 
@@ -50,7 +51,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
 
     said: dict[str, str | None] = {}  # a working task's last status message printed, by key
 
-    def printed(outcome: Outcome) -> None:
+    def printed(outcome: ResumeOutcome) -> None:
         if outcome.status == "working":  # a poll: a line only when its status message changes
             if outcome.key in said and said[outcome.key] == outcome.note:
                 return
@@ -102,7 +103,7 @@ COMMAND = Command(
 )
 
 
-def outcome_line(outcome: Outcome) -> str:
+def outcome_line(outcome: ResumeOutcome) -> str:
     """One line for an outcome: key, what was called, what came of it; server text escaped."""
     kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}[outcome.method]
     what = f"{kind} {escape_text(outcome.target)}"

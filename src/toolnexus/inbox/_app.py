@@ -23,9 +23,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .._store import OPEN, STATUSES
 from .._time import check_seconds, read_expires_at
 from .._wire import Answer
-from ..durable import OPEN, STATUSES, Call, Pending
+from ..durable import Call, Pending
 from ..errors import StoreUnavailableError
 from . import _views
 from ._security import Guard, cookie_name, read_cookie

@@ -192,7 +192,7 @@ def next_step(call: Call) -> str:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class OutcomeView:
     """What came of a call once it left ``waiting``, as its page shows it."""
 
     status: str
@@ -224,38 +224,40 @@ def _result_texts(result: Mapping[str, Any]) -> tuple[tuple[str, ...], bool]:
     return tuple(texts), result.get("isError") is True
 
 
-def outcome_of(call: Call) -> Outcome | None:
+def outcome_of(call: Call) -> OutcomeView | None:
     """The call's outcome, or ``None`` while it waits for answers."""
     status = call.status
     if status in ("waiting", "live"):
         return None
     if status == "ready":
-        return Outcome(status, "Every question is answered: the call waits for a worker to resume it.")
+        return OutcomeView(status, "Every question is answered: the call waits for a worker to resume it.")
     if status == "resuming":
-        return Outcome(status, "A worker is resuming the call now.")
+        return OutcomeView(status, "A worker is resuming the call now.")
     if status == "working":
         said = f" It says: {shown(call.note)}" if call.note else ""
-        return Outcome(status, f"The server is working on the task; a worker polls it.{said}")
+        return OutcomeView(status, f"The server is working on the task; a worker polls it.{said}")
     if status == "cancelled":
-        return Outcome(status, "The task was cancelled" + (f": {shown(call.error)}" if call.error else "."))
+        return OutcomeView(
+            status, "The task was cancelled" + (f": {shown(call.error)}" if call.error else ".")
+        )
     if status == "done":
         if call.next is not None:
-            return Outcome(
+            return OutcomeView(
                 status, "The server asked more questions: they wait as another call.", next_key=call.next
             )
         if call.result is None:
-            return Outcome(status, "The server answered the call.")
+            return OutcomeView(status, "The server answered the call.")
         texts, is_error = _result_texts(call.result)
         summary = "The tool reported an error:" if is_error else "The server's result:"
-        return Outcome(status, summary, texts, is_error)
+        return OutcomeView(status, summary, texts, is_error)
     if status == "failed":
-        return Outcome(status, "Resuming the call failed:", (shown(call.error or "no reason given"),))
+        return OutcomeView(status, "Resuming the call failed:", (shown(call.error or "no reason given"),))
     if status == "answered":
-        return Outcome(status, "The question is answered: the server that asked it has the answer.")
+        return OutcomeView(status, "The question is answered: the server that asked it has the answer.")
     if status == "withdrawn":
         why = f": {shown(call.error)}" if call.error else ""
-        return Outcome(status, f"The question was withdrawn{why}. It can no longer be answered.")
-    return Outcome(status, "The call expired" + (f": {shown(call.error)}" if call.error else "."))
+        return OutcomeView(status, f"The question was withdrawn{why}. It can no longer be answered.")
+    return OutcomeView(status, "The call expired" + (f": {shown(call.error)}" if call.error else "."))
 
 
 # --- a question ------------------------------------------------------------------------------
