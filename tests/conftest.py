@@ -9,12 +9,14 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from support.fuzzing import register_profile
+from support.groups import LAST, group_of, selected_group
 from support.http_process import served_mcp_url
 from support.npm import server_everything  # noqa: F401  (the MCP reference test server, over stdio)
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
@@ -29,9 +31,10 @@ if TYPE_CHECKING:
     from servers.harness import Target
 
 E2E = pytest.mark.e2e
-"""End to end: the test starts processes or servers. The test command runs these on one Python
-and the rest (``-m "not e2e"``) on every Python it covers. Which tests are ``e2e`` is decided
-here, by three rules, so a new test in one of these places is marked without a word."""
+"""End to end: the test starts processes or servers. The test command runs these on one Python,
+in groups (``group_command``, ...: support/groups.py), and the rest (``-m "not e2e"``) on every
+Python it covers. Which tests are ``e2e`` is decided here, by three rules, so a new test in one
+of these places is marked without a word."""
 TRANSPORTS = ["inprocess", "stdio", "http"]
 E2E_MODULES = {
     "test_cli_edges.py",
@@ -81,10 +84,27 @@ def is_e2e(item: pytest.Item) -> bool:
     return any(isinstance(value, str) and value in E2E_TRANSPORTS for value in params)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m group_X`` alone (as the test command runs each group, support/groups.py), the
+    test modules of the other groups are not even imported: collecting the whole tree cost each
+    of those processes about 1.5 s of CPU."""
+    group = selected_group(config)
+    elsewhere = (
+        group is not None
+        and fnmatch(collection_path.name, "test_*.py")
+        and collection_path.parent.resolve() == TESTS_DIR
+        and group_of(collection_path.name) != group
+    )
+    return True if elsewhere else None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_e2e(item):
             item.add_marker(E2E)
+        if item.get_closest_marker("e2e") is not None:  # by the rules above, or by hand
+            item.add_marker(f"group_{group_of(item.path.name)}")  # support/groups.py
+    items.sort(key=lambda item: item.path.name in LAST)  # stable: the order is kept otherwise
 
 
 forbid_processes_in()
