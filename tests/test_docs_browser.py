@@ -5,7 +5,8 @@ recorded, so a page that tries to reach a CDN fails the test). A 1280 x 2000 win
 
 - the home page shows the install line, the wiring example and two drawn diagrams
   above the fold;
-- no code block on any page scrolls sideways.
+- no code on any page, a block, a signature or inline, scrolls sideways (every ``<pre>`` and
+  every ``<code>`` of every built page is measured).
 
 mkdocs-material draws each mermaid diagram into a *closed* shadow root, which neither the
 page's scripts nor Playwright's selectors can enter. The Chrome DevTools Protocol can:
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,22 +175,37 @@ def test_the_home_page_shows_install_example_and_two_diagrams_above_the_fold(
     assert offline.errors == []
 
 
+MEASURE = """() => {
+  // Every code block and every piece of code: each <pre> (a page's block, a signature, and a
+  // diagram's source, as a reader whose mermaid does not load sees it) and each <code>, in a
+  // block or inline.
+  const code = [...document.querySelectorAll('pre, code')];
+  return {
+    blocks: code.filter(e => e.tagName === 'PRE').length,
+    wide: code.filter(e => e.scrollWidth > e.clientWidth + 1).map(e =>
+      `<${e.tagName.toLowerCase()}> ${e.scrollWidth} px in ${e.clientWidth}: ` +
+      e.textContent.trim().split('\\n')[0].slice(0, 60)),
+  };
+}"""
+"""What one page's code looks like laid out: how many blocks, and those wider than their box."""
+
+
 def test_no_code_block_scrolls_sideways_on_any_page(site: Path, site_url: str, offline: _Offline) -> None:
     page = offline.page
     # Mermaid (3.5 MB to parse on every page) and the search index (400 KB that the search
     # worker indexes on every page): neither holds or lays out a code block.
     offline.skip_scripts = (MERMAID, "/search/search_index.json")
-    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))  # 404.html too
     assert len(pages) > 10, pages
-    wide = []
+    wide, measured, written = [], 0, 0
     for path in pages:
+        html = (site / path).read_text(encoding="utf-8")
+        written += len(re.findall(r"<pre[\s>]", html))
         page.goto(site_url + path, wait_until="domcontentloaded")  # the styles are in
-        for text in page.evaluate(
-            "[...document.querySelectorAll('pre > code')]"
-            ".filter(c => c.scrollWidth > c.clientWidth + 1)"
-            ".map(c => c.textContent.split('\\n')[0].slice(0, 60))"
-        ):
-            wide.append(f"{path}: {text}")
-    assert not wide, "code blocks that scroll sideways at 1280 px:\n" + "\n".join(wide)
+        found = page.evaluate(MEASURE)
+        measured += found["blocks"]
+        wide += [f"{path}: {line}" for line in found["wide"]]
+    assert measured == written > 100, "every code block of every page is measured"
+    assert not wide, f"code that scrolls sideways at {WIDTH} px:\n" + "\n".join(wide)
     # Without the local copy, mkdocs-material asks a CDN for mermaid on the home page.
     assert [url for url in offline.elsewhere if "/mermaid@" not in url] == []
