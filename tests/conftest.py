@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from mcp import StdioServerParameters
 
     from servers.harness import Target
+    from support.docs_site import Build
 
 E2E = pytest.mark.e2e
 """End to end: the test starts processes or servers. The test command runs these on one Python,
@@ -169,11 +170,18 @@ def stdio_fork_server() -> StdioServerParameters:
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The docs site, built once for the tests that read it (support/docs_site.py)."""
+def docs_build(tmp_path_factory: pytest.TempPathFactory) -> Build:
+    """The docs site and what its build printed, built once for the tests that read it
+    (support/docs_site.py)."""
     from support.docs_site import build_site
 
     return build_site(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="session")
+def site(docs_build: Build) -> Path:
+    """The built docs site."""
+    return docs_build.site
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,9 @@
 """The docs as a reader gets them: the built site's links, the API reference, the examples.
 
-The site is built once, in process, with the project's ``mkdocs.yml`` (as ``mkdocs build
---strict`` does), and read back as HTML:
+The site is built once, as a contributor builds it (``bash scripts/docs build``: the project's
+``mkdocs.yml``, strict), and read back as HTML:
 
+- the build prints mkdocs's progress and nothing else: no warning, no notice;
 - every link between pages, and every anchor it names, exists;
 - every public module has a reference page with an entry for each name in its ``__all__``
   (the modules are found here by walking the installed package, not by asking the hook
@@ -14,8 +15,8 @@ The site is built once, in process, with the project's ``mkdocs.yml`` (as ``mkdo
 - every "§10" outside code links to the page that defines it;
 - the mermaid the site serves is the pinned file.
 
-Building the site starts processes (mkdocstrings formats signatures with ruff), so these
-tests are end to end. Without mkdocs (the ``docs`` group) they skip.
+Building the site starts processes (the build itself; mkdocstrings formats signatures with
+ruff), so these tests are end to end. Without mkdocs (the ``docs`` group) they skip.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from support.docs_site import ROOT
+from support.docs_site import ROOT, Build
 
 DOCS = ROOT / "docs"
 PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
@@ -66,6 +67,23 @@ def _parse(path: Path) -> _Page:
     page = _Page()
     page.feed(path.read_text(encoding="utf-8"))
     return page
+
+
+PROGRESS = re.compile(
+    r"INFO    -  (Cleaning site directory"
+    r"|Building documentation to directory: .*"
+    r"|Documentation built in [0-9.]+ seconds)"
+)
+"""The lines a build prints: mkdocs's progress."""
+
+
+def test_the_build_prints_its_progress_and_nothing_else(docs_build: Build) -> None:
+    """No warning and no notice: a line the one who builds the site cannot act on is noise
+    that hides the one they can (mkdocs-material's end-of-life notice is silenced by
+    scripts/docs, with the reason: docs/development.md)."""
+    lines = [line for line in docs_build.output.splitlines() if line.strip()]
+    assert [line for line in lines if not PROGRESS.fullmatch(line)] == []
+    assert any(line.startswith("INFO    -  Documentation built in") for line in lines), lines
 
 
 def _target(page: Path, href: str, site: Path) -> tuple[Path, str] | None:
