@@ -9,14 +9,13 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Iterator
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from support.fuzzing import register_profile
-from support.groups import LAST, group_of, selected_group
+from support.groups import LAST, elsewhere, group_of, selected_group
 from support.http_process import served_mcp_url
 from support.npm import server_everything  # noqa: F401  (the MCP reference test server, over stdio)
 from support.postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL, for the store tests)
@@ -33,9 +32,9 @@ if TYPE_CHECKING:
 
 E2E = pytest.mark.e2e
 """End to end: the test starts processes or servers. The test command runs these on one Python,
-in groups (``group_command``, ...: support/groups.py), and the rest (``-m "not e2e"``) on every
-Python it covers. Which tests are ``e2e`` is decided here, by three rules, so a new test in one
-of these places is marked without a word."""
+in groups (``group_command``, ...: support/groups.py), and the rest, the quick tests (``-m "not
+e2e"``), on every Python it covers. Which tests are ``e2e`` is decided here, by three rules, so
+a new test in one of these places is marked without a word."""
 TRANSPORTS = ["inprocess", "stdio", "http"]
 E2E_MODULES = {
     "test_cli_edges.py",
@@ -87,24 +86,18 @@ def is_e2e(item: pytest.Item) -> bool:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With ``-m group_X`` alone (as the test command runs each group, support/groups.py), the
-    test modules of the other groups are not even imported: collecting the whole tree cost each
-    of those processes about 1.5 s of CPU."""
+    test modules without a test of that group are not even imported: collecting the whole tree
+    cost each of those processes about 1.5 s of CPU."""
     group = selected_group(config)
-    elsewhere = (
-        group is not None
-        and fnmatch(collection_path.name, "test_*.py")
-        and collection_path.parent.resolve() == TESTS_DIR
-        and group_of(collection_path.name) != group
-    )
-    return True if elsewhere else None
+    return True if group is not None and elsewhere(collection_path, group) else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if is_e2e(item):
             item.add_marker(E2E)
-        if item.get_closest_marker("e2e") is not None:  # by the rules above, or by hand
-            item.add_marker(f"group_{group_of(item.path.name)}")  # support/groups.py
+        e2e = item.get_closest_marker("e2e") is not None  # by the rules above, or by hand
+        item.add_marker(f"group_{group_of(item.path.name, e2e=e2e)}")  # support/groups.py
     items.sort(key=lambda item: item.path.name in LAST)  # stable: the order is kept otherwise
 
 
