@@ -196,7 +196,13 @@ def test_a_format_1_store_is_upgraded_with_its_calls_waiting_or_ready(tmp_path: 
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM toolnexus_meta").fetchone() == (str(STORE_FORMAT),)
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert tables == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer", "sqlite_sequence"}
+        assert tables == {
+            "toolnexus_meta",
+            "toolnexus_call",
+            "toolnexus_answer",
+            "toolnexus_history",
+            "sqlite_sequence",
+        }
 
 
 def test_record_reads_the_form_before_it_takes_the_write_lock(

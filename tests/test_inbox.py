@@ -433,6 +433,49 @@ def test_a_parked_task_shows_its_work_its_questions_and_a_cancellation(tmp_path:
     store.close()
 
 
+def test_the_page_tells_the_calls_history_and_who_answered_from_the_hosts_login(store: SqliteStore) -> None:
+    from starlette.applications import Starlette
+    from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
+    from starlette.routing import Mount
+
+    class Login(AuthenticationBackend):  # the host's own login, in front of the inbox
+        async def authenticate(self, conn: Any) -> tuple[AuthCredentials, SimpleUser] | None:
+            name = conn.headers.get("x-user")
+            return (AuthCredentials(["inbox"]), SimpleUser(name)) if name else None
+
+    key = parked(store, "sign_in", {"tag": "history"})
+    site = Starlette(
+        routes=[Mount("/inbox", app=inbox.app(store, allowed_hosts=["testserver"]))],
+        middleware=[Middleware(AuthenticationMiddleware, backend=Login())],
+    )
+    client = TestClient(site, follow_redirects=False, headers={"x-user": "carol <b>"})
+    page = client.get(f"/inbox/calls/{key}")
+    csrf = csrf_of(page.text)
+    action = re.search(r'<form method="post" action="([^"]+)"', page.text)
+    assert action is not None
+    done = client.post(action.group(1), data={"csrf": csrf, "action": "accept"})
+    assert done.status_code == 303
+    shown = client.get(f"/inbox/calls/{key}").text
+    assert "<summary>History (4)</summary>" in shown
+    assert "opened, by carol &lt;b&gt; via inbox" in shown
+    assert "answered elc-" in shown
+    assert ": accept, by carol &lt;b&gt; via inbox" in shown
+    assert [e.actor for e in store.history(key) if e.kind in ("opened", "answer")] == [
+        "carol <b>",
+        "carol <b>",
+    ]
+    # Without a login, an answer is the token holder's.
+    other = parked(store, "sign_in", {"tag": "token"})
+    client = signed_in(store)
+    _, csrf, action_url = form_page(client, other)
+    client.post(action_url, data={"csrf": csrf, "action": "decline"})
+    assert [(e.actor, e.detail) for e in store.history(other) if e.kind == "answer"] == [
+        ("the inbox token's holder", f"{store.get(other).requests[0].id}: decline")
+    ]
+
+
 def test_a_call_the_host_expired_refuses_answers(store: SqliteStore) -> None:
     key = parked(store, "sign_in", {"tag": "host-deadline"})
     client = signed_in(store)

@@ -61,7 +61,7 @@ def test_a_reading_command_never_makes_a_store_and_a_writing_one_does(
     status, out, err = command(capsys, "answer", spec, "nokey")  # a writer makes it, first use
     assert (status, out) == (2, "")
     assert "no call is parked under 'nokey'" in err
-    assert tables(backend) == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer"}
+    assert tables(backend) == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer", "toolnexus_history"}
     status, out, err = command(capsys, "pending", spec)
     assert (status, out) == (0, "")
     assert err == f"toolnexus: nothing waits in {redact_store(spec)}\n"
@@ -160,3 +160,61 @@ def test_a_table_of_another_program_is_refused_in_one_line_and_left_alone(
         assert "the table toolnexus_call is not a toolnexus store's" in err
         assert "Traceback" not in err
     assert tables(backend) == {"toolnexus_call"}
+
+
+def test_show_and_pending_json_tell_a_calls_history_by_whom_and_never_an_answers_content(
+    backend: Backend, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    spec = spec_of(backend)
+    with open_store(spec) as store:
+        key = store.put(pending(1))
+        store.opened(key, by="alice", via="inbox")
+        store.opened(key, by="alice", via="inbox")  # once per person and way
+        store.record(key, Answer("elc-1", True, {"name": "the-secret-value"}), by="alice", via="inbox")
+        (claim,) = store.claim(lease=30, by="build-7:42")
+        store.finish(key, claim.token, {"content": [{"type": "text", "text": "deployed"}]})
+    status, out, err = command(capsys, "show", spec, key)
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[:2] == [f"{key}  srv  tool deploy  done", "  elc-1  accepted  Name 1?"]
+    assert [line.split("  ", 2)[2] for line in lines[2:8]] == [
+        "parked, waiting for answers",
+        "opened, by alice via inbox",
+        "answered elc-1: accept, by alice via inbox",
+        "ready to resume",
+        "claimed, by build-7:42 via worker",
+        "finished: done",
+    ]
+    assert lines[8:] == [
+        "result:",
+        *json.dumps({"content": [{"type": "text", "text": "deployed"}]}, indent=2).splitlines(),
+    ]
+    status, out, _ = command(capsys, "show", spec, key, "--json")
+    shown = json.loads(out)
+    assert [entry["kind"] for entry in shown["history"]] == [
+        "parked",
+        "opened",
+        "answer",
+        "ready",
+        "claimed",
+        "finished",
+    ]
+    assert shown["history"][2] | {"at": ""} == {
+        "at": "",
+        "kind": "answer",
+        "status": "waiting",
+        "actor": "alice",
+        "via": "inbox",
+        "detail": "elc-1: accept",
+    }
+    assert shown["questions"] == [{"id": "elc-1", "kind": "input", "prompt": "Name 1?", "state": "accepted"}]
+    assert shown["result"] == {"content": [{"type": "text", "text": "deployed"}]}
+    status, listed, _ = command(capsys, "pending", spec, "--json")
+    assert status == 0
+    assert json.loads(listed) == [shown]
+    for text in (out, listed):
+        assert "the-secret-value" not in text  # a history never holds an answer's content
+    status, _, err = command(capsys, "show", spec, "0123456789abcdef")
+    assert (status, err) == (1, "toolnexus: nothing is kept under 0123456789abcdef\n")

@@ -872,7 +872,7 @@ def test_a_store_of_the_previous_format_is_upgraded_with_everything_in_it(backen
     ]
     assert backend.query("SELECT value FROM toolnexus_meta WHERE name = 'format'") == [(str(STORE_FORMAT),)]
     names = {row[0] for row in backend.query(_TABLES_SQL[backend.kind])} - {"sqlite_sequence"}
-    assert names == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer"}  # one set of names
+    assert names == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer", "toolnexus_history"}
     (claim,) = store.claim(lease=30)
     assert (claim.key, set(claim.answers)) == ("k-ready", {"elc-a-1", "elc-b-1"})
     store.finish(claim.key, claim.token, {"content": []})
@@ -1002,6 +1002,85 @@ def test_a_task_record_is_checked_and_its_note_cut(store: Store, backend: Backen
         store.task_working(key, claim.token, poll_in=1, note=3)  # type: ignore[arg-type]
     store.task_working(key, claim.token, poll_in=1, note="x" * 10_000)
     assert store.call(key).note == "x" * 500
+
+
+# --- history ---------------------------------------------------------------------------------
+
+
+def test_each_call_keeps_its_history_who_and_how_never_an_answers_content(
+    store: Store, backend: Backend
+) -> None:
+    def told(key: str) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
+        return [(e.kind, e.status, e.actor, e.via, e.detail) for e in store.history(key)]
+
+    key = store.put(pending(0, two=False))
+    store.record(key, Answer("elc-a-0", True, {"name": "Ada Secret"}), by="  alice\n smith ", via="inbox")
+    (claim,) = store.claim(lease=30, by="worker-1")
+    store.fail(key, claim.token, "the server is gone", retry=True)
+    backend.clock.advance(1)
+    (claim,) = store.claim(lease=30)  # nobody named
+    store.release(key, claim.token)
+    assert told(key) == [
+        ("parked", "waiting", None, None, None),
+        ("answer", "waiting", "alice smith", "inbox", "elc-a-0: accept"),
+        ("ready", "ready", None, None, None),
+        ("claimed", "resuming", "worker-1", "worker", None),
+        ("ready", "ready", None, None, "the server is gone"),
+        ("claimed", "resuming", None, "worker", None),
+        ("ready", "ready", None, None, "given back unresumed"),
+    ]
+    assert [e.at for e in store.history(key)][-1] == pytest.approx(backend.clock.now)
+    assert "Ada Secret" not in repr(store.history(key))
+    live = store.put_live(pending(1, two=False), token="t" * 16, lease=10)
+    store.opened(live, by="bo", via="link")
+    store.opened(live, by="bo", via="link")
+    store.opened(live, by="bo", via="inbox")
+    store.record(live, Answer("elc-a-1", False, reason="declined"), by="bo", via="link")
+    assert told(live) == [
+        ("asked", "live", None, None, None),
+        ("opened", "live", "bo", "link", None),
+        ("opened", "live", "bo", "inbox", None),
+        ("answer", "live", "bo", "link", "elc-a-1: decline"),
+        ("answered", "answered", None, None, None),
+    ]
+    gone = store.put_live(pending(2, two=False), token="u" * 16, lease=10)
+    backend.clock.advance(11)
+    store.sweep()
+    assert told(gone)[-1] == (
+        "withdrawn",
+        "withdrawn",
+        None,
+        None,
+        "the process that asked it stopped (its lease ran out)",
+    )
+    with pytest.raises(TypeError, match="by must be a str"):
+        store.record(key, Answer("elc-a-0", True, {"name": "x"}), by=3)  # type: ignore[arg-type]
+    store.remove(key)
+    with pytest.raises(KeyError):
+        store.history(key)
+    assert backend.query(f"SELECT count(*) FROM toolnexus_history WHERE key = '{key}'") == [(0,)]
+
+
+def test_a_parked_tasks_history_keeps_each_status_message_once_and_its_end(
+    store: Store, backend: Backend
+) -> None:
+    key = store.put(task_record(now=backend.clock.now, interval=250))
+    for note in ("step 1", "step 1", "step 2"):
+        backend.clock.advance(1)
+        (claim,) = store.claim(lease=30)
+        store.task_working(key, claim.token, poll_in=0.25, note=note)
+    backend.clock.advance(1)
+    (claim,) = store.claim(lease=30)
+    store.task_asks(key, claim.token, task_asking(task_record(), 1), note="step 2")
+    store.expire(key, "nobody answered", by="ops")
+    told = [(e.kind, e.detail, e.actor) for e in store.history(key) if e.kind != "claimed"]
+    assert told == [
+        ("parked", None, None),
+        ("working", "step 1", None),
+        ("working", "step 2", None),
+        ("parked", "1 question", None),
+        ("finished", "nobody answered", "ops"),
+    ]
 
 
 # --- PostgreSQL's own ------------------------------------------------------------------------

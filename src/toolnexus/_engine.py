@@ -36,6 +36,8 @@ from ._store import (
     Claim,
     Event,
     EventHook,
+    HistoryEntry,
+    HistoryKind,
     Status,
     check_answer,
     check_key,
@@ -100,6 +102,7 @@ _TABLES: Final = {
         )
     ),
     "toolnexus_answer": frozenset(("key", "request_id", "answer")),
+    "toolnexus_history": frozenset(("seq", "key", "at", "kind", "status", "actor", "via", "detail")),
 }
 """The tables of a store of this format, and their columns."""
 _EARLIER_TABLES: Final = frozenset(("toolnexus_store", "toolnexus_pending"))
@@ -109,6 +112,8 @@ _GONE: Final = "the process that asked it stopped (its lease ran out)"
 _LATE: Final = "its time ran out before an answer came"
 _TASK_EXPIRED: Final = "the task's time to live ran out before it ended"
 _NOTE_LIMIT: Final = 500  # characters of a task's status message kept
+_DETAIL_LIMIT: Final = 500  # characters of a history entry's detail
+_WHO_LIMIT: Final = 200  # characters of who did something, and through what
 _LOST: Final = "the claim on {key} was lost: its lease ran out and the call was made ready or claimed since"
 _CLAIM_SET: Final = (
     "lost = lost + CASE WHEN status = 'resuming' THEN 1 ELSE 0 END, status = 'resuming', token = :token,"
@@ -287,6 +292,39 @@ def _from_server(server: object, params: dict[str, Any]) -> str:
         return " AND server IS NULL"
     params["server"] = server
     return " AND server = :server"
+
+
+def _who(value: str | None, name: str) -> str | None:
+    """A ``by`` or ``via`` as the history keeps it: text, on one line, at most 200 characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    return " ".join(value.split())[:_WHO_LIMIT] or None
+
+
+def _said(answer: Answer) -> str:
+    """An answer as its call's history tells it: its request and its action, never its content."""
+    if answer.ok:
+        return f"{answer.id}: accept"
+    return f"{answer.id}: {'decline' if answer.reason == 'declined' else 'cancel'}"
+
+
+def _asks(pending: Pending) -> str:
+    count = len(pending.requests)
+    return "1 question" if count == 1 else f"{count} questions"
+
+
+def _entry(row: Sequence[Any]) -> HistoryEntry:
+    at, kind, status, actor, via, detail = row
+    return HistoryEntry(
+        float(at) if isinstance(at, (int, float)) else 0.0,
+        str(kind),
+        str(status) if status is not None else None,
+        str(actor) if actor is not None else None,
+        str(via) if via is not None else None,
+        str(detail) if detail is not None else None,
+    )
 
 
 def _note(note: str | None) -> str | None:
@@ -509,11 +547,12 @@ class StoreEngine:
         if follows is not None:
             check_key(follows)
         seconds = check_seconds(deadline, caller="", name="deadline")
+        status: Status = "working" if pending.task is not None and not pending.requests else "waiting"
         with self._write() as tx:
             key = self._insert(tx, pending, text, seconds, follows)
+            event = self._log(tx, Event("parked", key, status, pending.server, pending.target))
             self._d.notify(tx, key)
-        status: Status = "working" if pending.task is not None and not pending.requests else "waiting"
-        fire(self.on_event, Event("parked", key, status, pending.server, pending.target))
+        fire(self.on_event, event)
         return key
 
     def put_live(self, pending: Pending, *, token: str, lease: float, deadline: float | None = None) -> str:
@@ -540,8 +579,9 @@ class StoreEngine:
         seconds = check_seconds(deadline, caller="", name="deadline")
         with self._write() as tx:
             key = self._insert(tx, pending, text, seconds, None, live=(token, lease))
+            event = self._log(tx, Event("asked", key, "live", pending.server, pending.target))
             self._d.notify(tx, key)
-        fire(self.on_event, Event("asked", key, "live", pending.server, pending.target))
+        fire(self.on_event, event)
         return key
 
     def renew_held(self, token: str, lease: float) -> int:
@@ -598,8 +638,9 @@ class StoreEngine:
                 key=key,
                 error=str(reason)[:500],
             )
+            event = self._log(tx, Event("withdrawn", key, "withdrawn", server, target, str(reason)[:500]))
             self._d.notify(tx, key)
-        fire(self.on_event, Event("withdrawn", key, "withdrawn", server, target, str(reason)[:500]))
+        fire(self.on_event, event)
         return "withdrawn"
 
     def _insert(
@@ -704,7 +745,9 @@ class StoreEngine:
             raise KeyError(key)
         return _call_of(row, [tuple(answer) for answer in answered])
 
-    def record(self, key: str, answer: Answer | Mapping[str, Any]) -> None:
+    def record(
+        self, key: str, answer: Answer | Mapping[str, Any], *, by: str | None = None, via: str | None = None
+    ) -> None:
         """Keep ``answer`` for the request of the call under ``key`` whose id is ``answer.id``;
         when it is the last one missing, the call becomes ``ready``.
 
@@ -714,6 +757,10 @@ class StoreEngine:
         holds up another writer. Of two answers to one request recorded at once, from any
         processes, exactly one is kept: the other gets ``ValueError``.
 
+        The call's history keeps who gave it (``by``: a person's name or identity) and
+        through what (``via``: ``"inbox"``, ``"terminal"``, ...), with the request's id and
+        the answer's action (accept, decline, cancel), never its content.
+
         Raises:
             KeyError: nothing is kept under ``key``.
             ValueError: the call holds no request with that id, the request is already
@@ -722,6 +769,7 @@ class StoreEngine:
         """
         key = check_key(key)
         caller = f"{type(self).__name__}.record"
+        actor, way = _who(by, "by"), _who(via, "via")
         answer = check_answer(self.get(key), key, answer, caller)
         with self._write() as tx:
             status, asked, server, target, lapsed = self._row(
@@ -749,7 +797,9 @@ class StoreEngine:
             (count,) = self._run(
                 tx, "SELECT count(*) FROM toolnexus_answer WHERE key = :key", key=key
             ).fetchone()
+            self._keep(tx, "answer", key, status, _said(answer), actor, way)
             done: Literal["answered", "ready"] | None = None
+            event: Event | None = None
             if count >= asked:
                 done = "answered" if status == "live" else "ready"
                 self._run(
@@ -758,9 +808,10 @@ class StoreEngine:
                     key=key,
                     status=done,
                 )
+                event = self._log(tx, Event(done, key, done, server, target))
             self._d.notify(tx, key, ready=done == "ready")
-        if done is not None:
-            fire(self.on_event, Event(done, key, done, server, target))
+        if event is not None:
+            fire(self.on_event, event)
 
     def answers(self, key: str) -> dict[str, Answer]:
         """The answers recorded for the call under ``key``, request id to ``Answer``;
@@ -781,6 +832,7 @@ class StoreEngine:
         with self._write() as tx:
             row = self._row(tx, key, "server, target")
             self._run(tx, "DELETE FROM toolnexus_answer WHERE key = :key", key=key)
+            self._run(tx, "DELETE FROM toolnexus_history WHERE key = :key", key=key)
             self._run(tx, "DELETE FROM toolnexus_call WHERE key = :key", key=key)
             self._d.notify(tx, key)
         fire(self.on_event, Event("removed", key, None, row[0], row[1]))
@@ -887,7 +939,13 @@ class StoreEngine:
     # --- claiming and finishing ------------------------------------------------------------
 
     def claim(
-        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+        self,
+        *,
+        lease: float,
+        server: object = ANY_SERVER,
+        limit: int = 1,
+        key: str | None = None,
+        by: str | None = None,
     ) -> builtins.list[Claim]:
         """Claim up to ``limit`` calls that are ``ready`` (or ``resuming`` under a lease that
         ran out), oldest first, for ``lease`` seconds: each becomes ``resuming`` under a new
@@ -902,6 +960,7 @@ class StoreEngine:
                 call is not claimable (not ready, resumed elsewhere, finished, or unknown;
                 [`call`][toolnexus.durable.SqliteStore.call] says which). Of any number of
                 claimers of one key, one gets it.
+            by: the claimer's name (a worker's), kept in each call's history.
 
         A claimed call whose record or answers do not read is marked ``failed`` with the
         reason and not returned.
@@ -912,16 +971,19 @@ class StoreEngine:
         checked_key: str | None = None
         if key is not None:
             checked_key, checked_limit = check_key(key), 1
+        actor = _who(by, "by")
         out: builtins.list[Claim] = []
         while len(out) < checked_limit:
-            taken, claims = self._claim_once(checked_lease, server, checked_limit - len(out), checked_key)
+            taken, claims = self._claim_once(
+                checked_lease, server, checked_limit - len(out), checked_key, actor
+            )
             out.extend(claims)
             if not taken:
                 break
         return out
 
     def _claim_once(
-        self, lease: float, server: object, limit: int, key: str | None
+        self, lease: float, server: object, limit: int, key: str | None, actor: str | None
     ) -> tuple[int, builtins.list[Claim]]:
         token = secrets.token_hex(12)
         params: dict[str, Any] = {"limit": limit}
@@ -975,6 +1037,10 @@ class StoreEngine:
             answer_rows = self._in(
                 tx, "SELECT key, request_id, answer FROM toolnexus_answer WHERE key IN ({keys})", picked
             )
+            events = [
+                self._log(tx, Event("claimed", str(row[0]), "resuming", row[4], row[5]), actor, "worker")
+                for row in sorted(rows, key=lambda r: r[6])
+            ]
             self._d.notify(tx, picked[0])
         # Read after the transaction, so that a slow record never holds the lock; one that
         # does not read is marked failed with the reason.
@@ -982,9 +1048,11 @@ class StoreEngine:
         for claimed_key, request_id, text in answer_rows:
             by_key.setdefault(str(claimed_key), []).append((request_id, text))
         out = []
-        for claimed_key, text, attempts, until, claimed_server, target, _ in sorted(rows, key=lambda r: r[6]):
+        for event, (claimed_key, text, attempts, until, *_) in zip(
+            events, sorted(rows, key=lambda r: r[6]), strict=True
+        ):
             claimed_key = str(claimed_key)
-            fire(self.on_event, Event("claimed", claimed_key, "resuming", claimed_server, target))
+            fire(self.on_event, event)
             try:
                 pending = decode_pending(claimed_key, text)
                 answers = {
@@ -1066,7 +1134,8 @@ class StoreEngine:
                 " updated = :now",
                 outcome=text,
             )
-        fire(self.on_event, Event("finished", key, "done", server, target))
+            event = self._log(tx, Event("finished", key, "done", server, target))
+        fire(self.on_event, event)
 
     def finish_parked(self, key: str, token: str, pending: Pending) -> str:
         """End the claim: ``done``, because the server asked again; ``pending`` (the new round)
@@ -1087,8 +1156,10 @@ class StoreEngine:
                 " lease_until = NULL, updated = :now",
                 next=new,
             )  # a lost claim raises here, and the new call is rolled back with it
-        fire(self.on_event, Event("finished", key, "done", server, target))
-        fire(self.on_event, Event("parked", new, "waiting", pending.server, pending.target))
+            ended = self._log(tx, Event("finished", key, "done", server, target, f"asked again: {new}"))
+            parked = self._log(tx, Event("parked", new, "waiting", pending.server, pending.target))
+        fire(self.on_event, ended)
+        fire(self.on_event, parked)
         return new
 
     def fail(self, key: str, token: str, error: str, *, retry: bool = False) -> None:
@@ -1109,7 +1180,10 @@ class StoreEngine:
                 status=status,
                 error=str(error),
             )
-        fire(self.on_event, Event("ready" if retry else "finished", key, status, server, target, str(error)))
+            event = self._log(
+                tx, Event("ready" if retry else "finished", key, status, server, target, str(error))
+            )
+        fire(self.on_event, event)
 
     def release(self, key: str, token: str) -> None:
         """End the claim without an outcome: ``ready`` again, for any resumer.
@@ -1125,7 +1199,8 @@ class StoreEngine:
                 "status = 'ready', token = NULL, lease_until = NULL, updated = :now",
                 ready=True,
             )
-        fire(self.on_event, Event("ready", key, "ready", server, target))
+            event = self._log(tx, Event("ready", key, "ready", server, target, "given back unresumed"))
+        fire(self.on_event, event)
 
     # --- parked tasks ------------------------------------------------------------------------
 
@@ -1141,7 +1216,11 @@ class StoreEngine:
         """
         poll_in = check_seconds(poll_in, caller="task_working", name="poll_in", none=False, zero=True) or 0.0
         text = encode_pending(_task_record(pending, "task_working")) if pending is not None else None
+        kept = _note(note)
         with self._write() as tx:
+            row = self._run(
+                tx, "SELECT note FROM toolnexus_call WHERE key = :key", key=check_key(key)
+            ).fetchone()
             self._end(
                 tx,
                 key,
@@ -1149,9 +1228,11 @@ class StoreEngine:
                 "status = 'working', poll_at = :now + :poll_in, note = :note, token = NULL,"
                 " lease_until = NULL, updated = :now, pending = COALESCE(:pending, pending)",
                 poll_in=poll_in,
-                note=_note(note),
+                note=kept,
                 pending=text,
             )
+            if row is not None and row[0] != kept:  # the history keeps each message once, not each poll
+                self._keep(tx, "working", key, "working", kept)
 
     def task_asks(self, key: str, token: str, pending: Pending, *, note: str | None) -> None:
         """End a claim on a parked task that asks: its record becomes ``pending`` (the task,
@@ -1181,7 +1262,8 @@ class StoreEngine:
                 expires=earliest_expiry(pending, now=self._wall()),
                 note=_note(note),
             )
-        fire(self.on_event, Event("parked", key, "waiting", server, target))
+            event = self._log(tx, Event("parked", key, "waiting", server, target, _asks(pending)))
+        fire(self.on_event, event)
 
     def task_ended(self, key: str, token: str, status: Literal["cancelled", "expired"], reason: str) -> None:
         """End a claim on a parked task that ended without a result: ``cancelled`` (by the
@@ -1202,7 +1284,8 @@ class StoreEngine:
                 status=status,
                 error=str(reason),
             )
-        fire(self.on_event, Event("finished", key, status, server, target, str(reason)))
+            event = self._log(tx, Event("finished", key, status, server, target, str(reason)))
+        fire(self.on_event, event)
 
     def next_poll(self, *, server: object = ANY_SERVER) -> float | None:
         """Seconds until the earliest ``working`` task is due a poll (0 when one is due now),
@@ -1218,7 +1301,7 @@ class StoreEngine:
             return None
         return max(0.0, float(row[0]))
 
-    def retry(self, key: str) -> None:
+    def retry(self, key: str, *, by: str | None = None) -> None:
         """Put a ``failed`` call back to ``ready``: a person decided to try it again.
 
         Raises:
@@ -1233,10 +1316,11 @@ class StoreEngine:
             self._run(
                 tx, "UPDATE toolnexus_call SET status = 'ready', updated = :now WHERE key = :key", key=key
             )
+            event = self._log(tx, Event("ready", key, "ready", row[1], row[2], "retried"), _who(by, "by"))
             self._d.notify(tx, key, ready=True)
-        fire(self.on_event, Event("ready", key, "ready", row[1], row[2]))
+        fire(self.on_event, event)
 
-    def expire(self, key: str, reason: str = "the host's deadline passed") -> None:
+    def expire(self, key: str, reason: str = "the host's deadline passed", *, by: str | None = None) -> None:
         """Mark the call under ``key`` ``expired`` with ``reason``, unless it is being resumed
         or is finished (``ValueError``); ``KeyError`` when there is none."""
         key = check_key(key)
@@ -1251,8 +1335,11 @@ class StoreEngine:
                 key=key,
                 error=str(reason),
             )
+            event = self._log(
+                tx, Event("finished", key, "expired", row[1], row[2], str(reason)), _who(by, "by")
+            )
             self._d.notify(tx, key)
-        fire(self.on_event, Event("finished", key, "expired", row[1], row[2], str(reason)))
+        fire(self.on_event, event)
 
     def sweep(self) -> int:
         """Mark ``expired`` every waiting call whose deadline passed (a question's
@@ -1310,27 +1397,96 @@ class StoreEngine:
                     "status IN ('done', 'failed', 'expired', 'cancelled', 'answered', 'withdrawn')"
                     " AND updated < :now - :retention"
                 )
-                self._run(
-                    tx,
-                    "DELETE FROM toolnexus_answer WHERE key IN"
-                    f" (SELECT key FROM toolnexus_call WHERE {finished})",
-                    retention=self.retention,
-                )
+                for table in ("toolnexus_answer", "toolnexus_history"):
+                    self._run(
+                        tx,
+                        f"DELETE FROM {table} WHERE key IN (SELECT key FROM toolnexus_call WHERE {finished})",
+                        retention=self.retention,
+                    )
                 self._run(tx, f"DELETE FROM toolnexus_call WHERE {finished}", retention=self.retention)
+            events = [
+                *(
+                    Event("finished", str(key), "expired", server, target, why)
+                    for key, server, target, why in expired
+                ),
+                *(
+                    Event("ready", str(key), "ready", server, target, "a resumer's lease ran out")
+                    for key, server, target in lapsed
+                ),
+                *(
+                    Event("withdrawn", str(key), "withdrawn", server, target, _GONE if gone else _LATE)
+                    for key, server, target, gone in withdrawn
+                ),
+            ]
+            for event in events:
+                self._log(tx, event)
             if expired or lapsed or withdrawn:
                 self._d.notify(tx, str((expired or lapsed or withdrawn)[0][0]), ready=bool(lapsed))
-        for key, server, target, reason in expired:
-            fire(self.on_event, Event("finished", str(key), "expired", server, target, reason))
-        for key, server, target in lapsed:
-            fire(
-                self.on_event, Event("ready", str(key), "ready", server, target, "a resumer's lease ran out")
-            )
-        for key, server, target, gone in withdrawn:
-            fire(
-                self.on_event,
-                Event("withdrawn", str(key), "withdrawn", server, target, _GONE if gone else _LATE),
-            )
+        for event in events:
+            fire(self.on_event, event)
         return len(expired)
+
+    # --- history -----------------------------------------------------------------------------
+
+    def _log(self, tx: Tx, event: Event, actor: str | None = None, via: str | None = None) -> Event:
+        """Keep ``event`` in the call's history, in ``tx`` (so with the change it tells of);
+        return it, to be fired once the change is committed."""
+        self._keep(tx, event.kind, event.key, event.status, event.error, actor, via)
+        return event
+
+    def _keep(
+        self,
+        tx: Tx,
+        kind: HistoryKind,
+        key: str,
+        status: Status | None,
+        detail: str | None = None,
+        actor: str | None = None,
+        via: str | None = None,
+    ) -> None:
+        """One entry of a call's history, in ``tx``."""
+        self._run(
+            tx,
+            "INSERT INTO toolnexus_history (key, at, kind, status, actor, via, detail)"
+            " VALUES (:key, :now, :kind, :status, :actor, :via, :detail)",
+            key=key,
+            kind=kind,
+            status=status,
+            actor=actor,
+            via=via,
+            detail=detail[:_DETAIL_LIMIT] if detail is not None else None,
+        )
+
+    def history(self, key: str) -> builtins.list[HistoryEntry]:
+        """What happened to the call under ``key``, oldest first: each change of its status
+        (parked, asked, claimed by which worker, finished how), each answer (by whom, through
+        what, its request's id and action: never its content), each time a person opened it.
+        ``KeyError`` when nothing is kept under ``key``."""
+        key = check_key(key)
+        with self._read() as tx:
+            known = self._run(tx, "SELECT 1 FROM toolnexus_call WHERE key = :key", key=key).fetchone()
+            rows = self._run(
+                tx,
+                "SELECT at, kind, status, actor, via, detail FROM toolnexus_history WHERE key = :key"
+                " ORDER BY seq",
+                key=key,
+            ).fetchall()
+        if known is None:
+            raise KeyError(key)
+        return [_entry(row) for row in rows]
+
+    def opened(self, key: str, *, by: str | None, via: str | None = None) -> None:
+        """Keep in the call's history that ``by`` opened it (a page of the inbox): once per
+        person and way; ``KeyError`` when nothing is kept under ``key``."""
+        key = check_key(key)
+        actor, way = _who(by, "by"), _who(via, "via")
+        with self._write() as tx:
+            (status,) = self._row(tx, key, "status")
+            seen = self._run(
+                tx, "SELECT actor, via FROM toolnexus_history WHERE key = :key AND kind = 'opened'", key=key
+            ).fetchall()
+            if (actor, way) not in {(row[0], row[1]) for row in seen}:
+                self._keep(tx, "opened", key, status, None, actor, way)
 
     # --- waking ------------------------------------------------------------------------------
 

@@ -97,6 +97,21 @@ _MIGRATIONS: Final = (
             "ALTER TABLE toolnexus_call ADD COLUMN note text",
         ),
     ),
+    Migration(
+        6,
+        (  # each call's history: who answered, which worker resumed it, how it ended
+            "CREATE TABLE toolnexus_history ("
+            " seq bigserial PRIMARY KEY,"
+            " key text NOT NULL,"
+            " at float8 NOT NULL,"
+            " kind text NOT NULL,"
+            " status text,"
+            " actor text,"
+            " via text,"
+            " detail text)",
+            "CREATE INDEX toolnexus_history_key ON toolnexus_history (key, seq)",
+        ),
+    ),
 )
 
 

@@ -126,6 +126,21 @@ _MIGRATIONS: Final = (
             "ALTER TABLE toolnexus_call ADD COLUMN note TEXT",
         ),
     ),
+    Migration(
+        6,
+        (  # each call's history: who answered, which worker resumed it, how it ended
+            "CREATE TABLE toolnexus_history ("
+            " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " key TEXT NOT NULL,"
+            " at REAL NOT NULL,"
+            " kind TEXT NOT NULL,"
+            " status TEXT,"
+            " actor TEXT,"
+            " via TEXT,"
+            " detail TEXT)",
+            "CREATE INDEX toolnexus_history_key ON toolnexus_history (key, seq)",
+        ),
+    ),
 )
 
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, get_
 
 from ._answering import as_answer, result_for
 from ._pending import Pending
-from ._time import check_seconds, read_expires_at
+from ._time import check_seconds, read_expires_at, utc_timestamp
 from ._wire import Answer
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ __all__ = [
     "Event",
     "EventHook",
     "EventKind",
+    "HistoryEntry",
+    "HistoryKind",
     "Status",
     "Store",
     "check_answer",
@@ -90,7 +92,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STORE_FORMAT: Final = 5
+STORE_FORMAT: Final = 6
 """The version of the stores' schema. A store of a newer version is refused when opened; one
 of an older version is upgraded in place (an ordered list of migrations per database) the
 first time it is opened for writing, and refused read-only until then."""
@@ -232,6 +234,67 @@ class Event:
 
 EventHook: TypeAlias = Callable[[Event], None]
 
+HistoryKind: TypeAlias = EventKind | Literal["answer", "opened", "working"]
+"""What a call's history tells: each [`Event`][toolnexus.durable.Event]'s kind, and
+``answer`` (one answer recorded: its request and action, by whom), ``opened`` (a person
+opened it), ``working`` (a parked task's status message changed)."""
+
+
+_SAID: Final = {
+    "parked": "parked, waiting for answers",
+    "asked": "asked live",
+    "answer": "answered",
+    "opened": "opened",
+    "ready": "ready to resume",
+    "claimed": "claimed",
+    "withdrawn": "withdrawn",
+    "removed": "removed",
+    "working": "the task says",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One entry of a call's history ([`history`][toolnexus.durable.SqliteStore.history]).
+    Never an answer's content: an answer is its request's id and its action."""
+
+    at: float
+    """When (seconds since the epoch, on the store's clock)."""
+    kind: str
+    """What happened: a [`HistoryKind`][toolnexus.durable.HistoryKind]."""
+    status: str | None
+    """The call's status after it (``None`` when it was removed)."""
+    actor: str | None = None
+    """Who: the person who answered or opened it, the worker that claimed it; ``None`` when
+    nobody was named."""
+    via: str | None = None
+    """Through what: ``"inbox"``, ``"terminal"``, ``"link"``, ``"worker"``, ..."""
+    detail: str | None = None
+    """The rest: an answer's request id and action, why it failed or expired, a task's
+    status message, the key of the call that followed."""
+
+    def describe(self) -> str:
+        """The entry in words, one line: ``answered elc-1: accept, by alice via inbox``,
+        ``finished: failed: the server is gone``, ``claimed by host:1234 via worker``. The
+        words are the store's and the server's as kept: escape them before showing them."""
+        said = f"finished: {self.status}" if self.kind == "finished" else _SAID.get(self.kind, self.kind)
+        if self.detail:
+            said += f" {self.detail}" if self.kind == "answer" else f": {self.detail}"
+        if self.actor is not None:
+            said += f", by {self.actor}"
+        if self.via is not None:
+            said += f" via {self.via}"
+        return said
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its JSON form: ``at`` as RFC 3339 UTC, absent fields left out."""
+        out: dict[str, Any] = {"at": utc_timestamp(now=self.at), "kind": self.kind}
+        for name in ("status", "actor", "via", "detail"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
 
 def fire(hook: EventHook | None, event: Event) -> None:
     """Call a notification hook; its failure is logged, never raised into the store's caller."""
@@ -285,10 +348,19 @@ class Store(Protocol):
     def call(self, key: str) -> Call:
         """The call kept under ``key``; ``KeyError`` when there is none."""
 
-    def record(self, key: str, answer: Answer | Mapping[str, Any]) -> None:
-        """Keep ``answer``; the last one makes the call ``ready``. ``ValueError`` for a second
-        answer (exactly one of two racing answers is kept), an unknown id, content that
-        does not fit, or a call no longer waiting."""
+    def record(
+        self, key: str, answer: Answer | Mapping[str, Any], *, by: str | None = None, via: str | None = None
+    ) -> None:
+        """Keep ``answer`` (and, in the call's history, who gave it, ``by``, through what,
+        ``via``); the last one makes the call ``ready``. ``ValueError`` for a second answer
+        (exactly one of two racing answers is kept), an unknown id, content that does not
+        fit, or a call no longer waiting."""
+
+    def history(self, key: str) -> builtins.list[HistoryEntry]:
+        """What happened to the call under ``key``, oldest first; ``KeyError`` when none."""
+
+    def opened(self, key: str, *, by: str | None, via: str | None = None) -> None:
+        """Keep in the call's history that ``by`` opened it (once per person and way)."""
 
     def answers(self, key: str) -> dict[str, Answer]:
         """The answers recorded for ``key``: request id to ``Answer``."""
@@ -297,10 +369,17 @@ class Store(Protocol):
         """Forget the call under ``key`` and its answers; ``KeyError`` when there is none."""
 
     def claim(
-        self, *, lease: float, server: object = ANY_SERVER, limit: int = 1, key: str | None = None
+        self,
+        *,
+        lease: float,
+        server: object = ANY_SERVER,
+        limit: int = 1,
+        key: str | None = None,
+        by: str | None = None,
     ) -> builtins.list[Claim]:
         """Claim up to ``limit`` ready calls (or ones whose lease ran out) for ``lease`` seconds;
-        with ``key``, that one call only (an empty list when it is not claimable)."""
+        with ``key``, that one call only (an empty list when it is not claimable); ``by``
+        (the claimer's name) kept in each call's history."""
 
     def renew(self, key: str, token: str, lease: float) -> float:
         """Extend a claim's lease; ``LeaseLostError`` when it is no longer this claim's."""
@@ -334,10 +413,10 @@ class Store(Protocol):
         """Seconds until the earliest ``working`` task is due a poll (0 when one is due now),
         or ``None`` when none works."""
 
-    def retry(self, key: str) -> None:
-        """Put a ``failed`` call back to ``ready`` (a person decided to try it again)."""
+    def retry(self, key: str, *, by: str | None = None) -> None:
+        """Put a ``failed`` call back to ``ready`` (a person, ``by``, decided to try it again)."""
 
-    def expire(self, key: str, reason: str = "the host's deadline passed") -> None:
+    def expire(self, key: str, reason: str = "the host's deadline passed", *, by: str | None = None) -> None:
         """Mark a call that is not finished or being resumed ``expired``."""
 
     def sweep(self) -> int:

@@ -71,6 +71,8 @@ from ._store import (
     Event,
     EventHook,
     EventKind,
+    HistoryEntry,
+    HistoryKind,
     Status,
     Store,
     check_key,
@@ -107,6 +109,8 @@ __all__ = [
     "Event",
     "EventHook",
     "EventKind",
+    "HistoryEntry",
+    "HistoryKind",
     "LiveResolver",
     "ParkedTask",
     "Pending",
@@ -543,6 +547,7 @@ async def resume_key(
     *,
     lease: float = 60.0,
     allow_renamed_server: bool = False,
+    by: str | None = None,
 ) -> ResumeOutcome:
     """Claim the one call parked under ``key``, resume it, and record the outcome, as
     [`resume_ready`][toolnexus.durable.resume_ready] does for each call it claims (the same
@@ -561,6 +566,8 @@ async def resume_key(
             the server works).
         allow_renamed_server: resume even though the connected server's name differs from
             the one the call was parked from.
+        by: the resumer's name, kept in the call's history (by default this machine's
+            name and this process's id).
 
     Returns:
         The outcome: ``done`` (``result``, or ``next`` when the server asked again),
@@ -579,7 +586,7 @@ async def resume_key(
     lease = check_lease(lease)
     key = check_key(key)
     held = _Lease(lease)
-    claims = await _in_thread(store.claim, lease=lease, key=key)
+    claims = await _in_thread(store.claim, lease=lease, key=key, by=by or resumer_name())
     if not claims:
         call = await _in_thread(store.call, key)  # KeyError when there is none
         raise NotClaimableError(key, call.status)
@@ -702,6 +709,7 @@ async def resume_ready(
     server: str | object | None = ANY_SERVER,
     retries: int = 0,
     on_outcome: Callable[[ResumeOutcome], None] | None = None,
+    by: str | None = None,
 ) -> list[ResumeOutcome]:
     """Claim and resume, one at a time, every ready call parked from the server ``client`` is
     connected to; record each outcome in ``store``; return them, oldest call first.
@@ -732,6 +740,8 @@ async def resume_ready(
         retries: how often a call whose resume failed goes back to ``ready`` before it is
             left ``failed``.
         on_outcome: called with each outcome as soon as it is recorded.
+        by: the resumer's name, kept in each call's history (by default this machine's name
+            and this process's id).
 
     Raises:
         StoreUnavailableError: the store cannot be reached (claims already made end when
@@ -749,10 +759,11 @@ async def resume_ready(
     if wanted is not None and not isinstance(wanted, str):
         raise TypeError(f"resume_ready: server must be a str or None, not {_type_name(wanted)}")
     renamed = wanted != connected
+    name = by or resumer_name()
     outcomes: list[ResumeOutcome] = []
     while limit is None or len(outcomes) < limit:
         held = _Lease(lease)
-        claims = await _in_thread(store.claim, lease=lease, server=wanted, limit=1)
+        claims = await _in_thread(store.claim, lease=lease, server=wanted, limit=1, by=name)
         if not claims:
             break
         (claim,) = claims
@@ -875,3 +886,12 @@ async def _run_claimed(
             "lost",
             error="the store could not be reached until the lease ran out: the outcome was not recorded",
         )
+
+
+def resumer_name() -> str:
+    """The name a resumer goes by in a call's history unless given one: this machine's name
+    and this process's id (``build-7:4242``)."""
+    import os
+    import socket
+
+    return f"{socket.gethostname()[:100]}:{os.getpid()}"

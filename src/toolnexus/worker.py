@@ -32,7 +32,7 @@ from ._store import ANY_SERVER, Event, EventHook, Status, Store, check_lease, fi
 from ._time import check_seconds
 from ._util import innermost
 from ._watch import Watcher
-from .durable import ResumeOutcome, park_only, resume_ready
+from .durable import ResumeOutcome, park_only, resume_ready, resumer_name
 from .errors import StoreError, StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -69,6 +69,8 @@ class Worker:
         connect_timeout: the longest a connection may take to be made, in seconds (``None``:
             no limit). The first connection that takes longer makes ``run`` raise
             ``TimeoutError``; a reconnection that does is retried, as other failures are.
+        name: the worker's name in the history of each call it claims (by default this
+            machine's name and this process's id).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class Worker:
         on_outcome: Callable[[ResumeOutcome], None] | None = None,
         on_event: EventHook | None = None,
         connect_timeout: float | None = None,
+        name: str | None = None,
     ) -> None:
         if connect is None and server is None:
             raise TypeError("Worker: give the server to connect to, or connect=")
@@ -99,6 +102,7 @@ class Worker:
         self.connect_timeout = (
             None if connect_timeout is None else check_lease(connect_timeout, "connect_timeout")
         )
+        self.name = name or resumer_name()
         self._server = server
         self._connect = connect
         self._stopping = False
@@ -219,6 +223,7 @@ class Worker:
                     server=self.server_name,
                     retries=self.retries,
                     on_outcome=self._report,
+                    by=self.name,
                 )
                 pause = _BACKOFF[0]
             except (StoreUnavailableError, StoreError) as err:

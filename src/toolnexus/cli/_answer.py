@@ -91,6 +91,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     store = open_store(args.store, create=True)  # a command that writes makes its store
     context.stack.callback(store.close)
     pending = get_pending(store, args.key)
+    who = _terminal_user()
     key = escape_text(args.key)
     try:
         answered = store.answers(args.key)
@@ -114,7 +115,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         for number, request in enumerate(todo):
             if request.expiresAt is not None and _passed(request.expiresAt):
                 output.error(f"{request.id} expired at {request.expiresAt}")
-                store.record(args.key, Answer.expire(request))
+                store.record(args.key, Answer.expire(request), by=who, via="terminal")
                 continue
             for _ in range(TRIES):
                 with output.question():
@@ -128,7 +129,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
                         f"(toolnexus pending {shown_store(args.store)} shows them)",
                     )
                 try:
-                    store.record(args.key, answer)
+                    store.record(args.key, answer, by=who, via="terminal")
                     break
                 except KeyError:
                     raise CliError(EXIT_USAGE, f"{key} is no longer in the store") from None
@@ -169,3 +170,14 @@ COMMAND = Command(
     arguments=_arguments,
     run=_run,
 )
+
+
+def _terminal_user() -> str | None:
+    """The name of the user at this terminal, for the call's history (``None`` when the
+    system has none to give)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return None

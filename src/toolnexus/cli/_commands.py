@@ -16,6 +16,7 @@ COMMANDS: tuple[Command, ...] = (
     _call.COMMAND,
     _tools.COMMAND,
     _pending.COMMAND,
+    _pending.SHOW,
     _answer.COMMAND,
     _resume.COMMAND,
     _inbox.COMMAND,

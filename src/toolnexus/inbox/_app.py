@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -27,7 +28,7 @@ from .._store import OPEN, STATUSES
 from .._time import check_seconds, read_expires_at
 from .._wire import Answer
 from ..durable import Call, Pending
-from ..errors import StoreUnavailableError
+from ..errors import StoreError, StoreUnavailableError
 from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
@@ -53,6 +54,7 @@ class _Inbox:
         self, store: Any, *, token: str | None, page_size: int, poll_interval: float, title: str
     ) -> None:
         self.store = store
+        self.token_holder = "the inbox token's holder" if token is not None else None
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.title = title
@@ -248,6 +250,13 @@ class _Inbox:
             answers = dict(self.store.answers(key))
         except (KeyError, ValueError):
             answers = {}
+        if posted is None and call.status in OPEN:  # who saw a question that waits, once each
+            with contextlib.suppress(KeyError, StoreError):
+                self.store.opened(key, by=self.person(request), via="inbox")
+        try:
+            history = [_views.history_line(entry) for entry in self.store.history(key)]
+        except KeyError:
+            history = []
         now = _now()
         questions = [
             _views.question_view(
@@ -268,8 +277,21 @@ class _Inbox:
             questions=questions,
             next_step=_views.next_step(call) if just_answered else None,
             outcome=_views.outcome_of(call),
+            history=history,
             events="events?" + urlencode({"key": key, "seen": _call_mark(call)}),
         )
+
+    def person(self, request: HttpRequest) -> str | None:
+        """Who is answering: the identity the host's authentication put in the scope
+        (``scope["user"]``, as Starlette's ``AuthenticationMiddleware`` sets it), else the
+        holder of the inbox's token, else nobody named."""
+        user = request.scope.get("user")
+        if user is not None and getattr(user, "is_authenticated", False):
+            for attribute in ("identity", "display_name"):
+                value = getattr(user, attribute, None)
+                if isinstance(value, str) and value.strip():
+                    return value
+        return self.token_holder
 
     async def answer(self, request: HttpRequest) -> Response:
         key = request.path_params["key"]
@@ -353,7 +375,7 @@ class _Inbox:
         else:
             answer = Answer(request_id, True)
         try:
-            self.store.record(key, answer)
+            self.store.record(key, answer, by=self.person(request), via="inbox")
         except KeyError:
             return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
         except ValueError as err:

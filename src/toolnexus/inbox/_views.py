@@ -17,10 +17,10 @@ from typing import Any, Final
 
 from .._answering import form_of as read_form_of
 from .._hints import count_hint, takes
-from .._time import read_expires_at, span
+from .._time import read_expires_at, span, utc_timestamp
 from .._util import escape_text
 from .._wire import Answer, Request
-from ..durable import Call, Pending
+from ..durable import Call, HistoryEntry, Pending
 from ..errors import FormError, UrlError
 from ..forms import FORMATS, Field, Form, sensitive_fields
 from ..urls import browser_host, read_url, url_warnings
@@ -258,6 +258,20 @@ def outcome_of(call: Call) -> OutcomeView | None:
         why = f": {shown(call.error)}" if call.error else ""
         return OutcomeView(status, f"The question was withdrawn{why}. It can no longer be answered.")
     return OutcomeView(status, "The call expired" + (f": {shown(call.error)}" if call.error else "."))
+
+
+@dataclass(frozen=True)
+class HistoryLine:
+    """One entry of a call's history, as the call's page lists it."""
+
+    at: str
+    """When, RFC 3339 UTC."""
+    text: str
+    """What, in words (the server's and the store's text made visible, as everywhere)."""
+
+
+def history_line(entry: HistoryEntry) -> HistoryLine:
+    return HistoryLine(utc_timestamp(now=entry.at), shown(entry.describe()))
 
 
 # --- a question ------------------------------------------------------------------------------
