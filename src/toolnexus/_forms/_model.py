@@ -16,7 +16,6 @@ rules (``within_limits``, ``of_type``). Nothing is written twice, so nothing can
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -211,10 +210,13 @@ class Field:
 
     def _fits(self, value: object) -> bool:
         """Whether ``value`` fits: the quick answer to ``not self.problems(value)``, with no
-        message written: the tests of the field's rules, those ``_problems`` runs, made into
-        one function (``_quick_check``), which takes this method's place once the module is
-        loaded."""
-        return _QUICK_CHECK(self, value)
+        message written: the tests of the field's rules, those ``_problems`` runs, in order,
+        until one fails (see ``_CHECKS``)."""
+        given = self.__dict__
+        for setting, test in _NULL_CHECKS if value is None else _CHECKS.get(self.type, _MULTI_CHECKS):
+            if (setting is None or setting in given) and not test(self, value):
+                return False
+        return True
 
     def _problems(self, value: object) -> Iterator[str]:
         """The words of each of the field's rules that ``value`` breaks, in order, each
@@ -404,46 +406,38 @@ _SCAN = 8  # up to this many choices, a look through them beats making an index
 
 # --- the rules -----------------------------------------------------------------------------
 #
-# Each rule is written once: its test, a Python expression of ``field`` and ``value`` that is
-# true when the value meets the rule, and its words, said after the field's name when it
-# does not. From the test, each rule gets its own check (``Rule.fits``, which ``_problems``
-# and ``within_limits`` run), and each field type one quick check of all its rules' tests
-# in a row (``_quick_check``, ``Field._fits``): one call per answer, as a check written out
-# by hand would be, so nothing is written twice. The tests are our own constant text.
+# Each rule is written once: its test, a function of the field and the value that is true when
+# the value meets the rule, and its words, said after the field's name when it does not. The
+# problems (``_problems``) and the reader's ``within_limits`` run each rule's ``Rule.fits``;
+# the quick check (``Field._fits``) runs the same tests, those of the field's type in order
+# (``_CHECKS``), in a plain loop that stops at the first that fails.
 #
 # A rule on a setting (``min_length``, ...) is met when the field leaves it at its default:
-# the setting is then not among the field's own attributes (see made_field). The type's rule
-# comes first and is final: the rules after it are given a value of the type.
+# the setting is then not among the field's own attributes (see made_field), and its test is
+# not run. The type's rule comes first and is final: the rules after it are given a value of
+# the type.
+
+Test: TypeAlias = Callable[[Field, Any], bool]
+"""A rule's test: whether the value (the second argument) meets the rule on the field."""
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule on an answer: its ``test`` (an expression of ``field`` and ``value``), what
-    it ``says`` when the test is false (the words after the field's name, one entry per
-    problem), the ``setting`` it checks (``None``: a rule on every value), and whether it is
-    ``final`` (when it is broken, the rules after it are not checked). ``fits(field, value)``
-    is the test, made into a function."""
+    """One rule on an answer: its ``test``, what it ``says`` when the test is false (the
+    words after the field's name, one entry per problem), the ``setting`` it checks
+    (``None``: a rule on every value), and whether it is ``final`` (when it is broken, the
+    rules after it are not checked)."""
 
-    test: str
+    test: Test
     says: Callable[[Field, Any], Iterable[str]]
     setting: str | None = None
     final: bool = False
-    fits: Callable[[Field, Any], bool] = dataclasses.field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        _set(self, "fits", _compiled("fits", f"lambda field, value: {_condition(self)}"))
-
-
-def _condition(rule: Rule) -> str:
-    if rule.setting is None:
-        return f"({rule.test})"
-    return f"({rule.setting!r} not in field.__dict__ or ({rule.test}))"
-
-
-def _compiled(name: str, source: str) -> Any:
-    scope = dict(_SCOPE)
-    exec(f"{name} = {source}" if source.startswith("lambda") else source, scope)
-    return scope[name]
+    def fits(self, field: Field, value: Any) -> bool:
+        """Whether ``value`` meets the rule on ``field``: the test, when the field sets the
+        rule's setting (a rule on every value, when it has none)."""
+        setting = self.setting
+        return (setting is not None and setting not in field.__dict__) or self.test(field, value)
 
 
 def _says_type(field: Field, value: object) -> tuple[str]:
@@ -533,90 +527,109 @@ def _no_repeat(field: Field, value: list[Any]) -> bool:
     return True
 
 
-# What the tests may name, besides ``field`` and ``value``.
-_SCOPE: dict[str, Any] = {
-    "FLOAT_MAX": FLOAT_MAX,
-    "FORMAT_CHECKS": FORMAT_CHECKS,
-    "number_problem": number_problem,
-    "is_choice": _is_choice,
-    "all_choices": _all_choices,
-    "no_repeat": _no_repeat,
-    "__builtins__": {
-        "isinstance": isinstance,
-        "len": len,
-        "str": str,
-        "int": int,
-        "bool": bool,
-        "list": list,
-    },
-}
+# The tests. A test of a setting runs only when the field sets it (``Rule.fits``,
+# ``Field._fits``); it reads the default (``None``) as met all the same, so that it is right
+# on any field and mypy checks it whole.
 
-_FLOAT_INT = "value.__class__ is int and -FLOAT_MAX <= value <= FLOAT_MAX"  # (a whole number, at once)
+
+def _is_string(field: Field, value: object) -> bool:
+    return value.__class__ is str or isinstance(value, str)
+
+
+def _number_test(integer: bool) -> Test:
+    """The test of a ``"number"`` (or, ``integer``, an ``"integer"``) field's type."""
+
+    def is_number(field: Field, value: object) -> bool:
+        return (value.__class__ is int and -FLOAT_MAX <= value <= FLOAT_MAX) or (  # (a whole number, at once)
+            number_problem(value, integer=integer) is None
+        )
+
+    return is_number
+
+
+def _is_boolean(field: Field, value: object) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_list(field: Field, value: object) -> bool:
+    return isinstance(value, list)
+
+
+def _is_nullable(field: Field, value: None) -> bool:
+    return field.nullable
+
+
+def _long_enough(field: Field, value: str) -> bool:
+    least = field.min_length
+    return least is None or len(value) >= least
+
+
+def _short_enough(field: Field, value: str) -> bool:
+    most = field.max_length
+    return most is None or len(value) <= most
+
+
+def _of_format(field: Field, value: str) -> bool:
+    fmt = field.format
+    return fmt is None or FORMAT_CHECKS[fmt](value)
+
+
+def _high_enough(field: Field, value: int | float) -> bool:
+    low = field.minimum
+    return low is None or (value > low if field.exclusive_minimum else value >= low)
+
+
+def _low_enough(field: Field, value: int | float) -> bool:
+    high = field.maximum
+    return high is None or (value < high if field.exclusive_maximum else value <= high)
+
+
+def _enough_items(field: Field, value: list[Any]) -> bool:
+    least = field.min_items
+    return least is None or len(value) >= least
+
+
+def _few_enough_items(field: Field, value: list[Any]) -> bool:
+    most = field.max_items
+    return most is None or len(value) <= most
+
+
 _STRING_RULES = (
-    Rule("len(value) >= field.min_length", _says_too_short, "min_length"),
-    Rule("len(value) <= field.max_length", _says_too_long, "max_length"),
-    Rule("FORMAT_CHECKS[field.format](value)", _says_format, "format"),
+    Rule(_long_enough, _says_too_short, "min_length"),
+    Rule(_short_enough, _says_too_long, "max_length"),
+    Rule(_of_format, _says_format, "format"),
 )
 _BOUND_RULES = (
-    Rule(
-        "value > field.minimum if field.exclusive_minimum else value >= field.minimum",
-        _says_below,
-        "minimum",
-    ),
-    Rule(
-        "value < field.maximum if field.exclusive_maximum else value <= field.maximum",
-        _says_above,
-        "maximum",
-    ),
+    Rule(_high_enough, _says_below, "minimum"),
+    Rule(_low_enough, _says_above, "maximum"),
 )
 _RULES: dict[str, tuple[Rule, ...]] = {
-    "string": (
-        Rule("value.__class__ is str or isinstance(value, str)", _says_type, final=True),
-        *_STRING_RULES,
-    ),
-    "number": (
-        Rule(f"{_FLOAT_INT} or number_problem(value, integer=False) is None", _says_number, final=True),
-        *_BOUND_RULES,
-    ),
-    "integer": (
-        Rule(f"{_FLOAT_INT} or number_problem(value, integer=True) is None", _says_number, final=True),
-        *_BOUND_RULES,
-    ),
-    "boolean": (Rule("isinstance(value, bool)", _says_type, final=True),),
-    "choice": (Rule("is_choice(field, value)", _says_not_a_choice, final=True),),
+    "string": (Rule(_is_string, _says_type, final=True), *_STRING_RULES),
+    "number": (Rule(_number_test(integer=False), _says_number, final=True), *_BOUND_RULES),
+    "integer": (Rule(_number_test(integer=True), _says_number, final=True), *_BOUND_RULES),
+    "boolean": (Rule(_is_boolean, _says_type, final=True),),
+    "choice": (Rule(_is_choice, _says_not_a_choice, final=True),),
     "choices": (
-        Rule("isinstance(value, list)", _says_type, final=True),
-        Rule("len(value) >= field.min_items", _says_too_few, "min_items"),
-        Rule("len(value) <= field.max_items", _says_too_many, "max_items"),
-        Rule("all_choices(field, value)", _says_items),
-        Rule("no_repeat(field, value)", _says_repeat, "unique_items"),
+        Rule(_is_list, _says_type, final=True),
+        Rule(_enough_items, _says_too_few, "min_items"),
+        Rule(_few_enough_items, _says_too_many, "max_items"),
+        Rule(_all_choices, _says_items),
+        Rule(_no_repeat, _says_repeat, "unique_items"),
     ),
 }
 # ``None``: an answer only to a nullable field.
-_NULL_RULES = (Rule("field.nullable", _says_type, final=True),)
+_NULL_RULES = (Rule(_is_nullable, _says_type, final=True),)
 
-
-def _quick_check() -> Callable[[Field, object], bool]:
-    """``Field._fits``: for each field type, its rules' tests joined by ``and``, in order."""
-    lines = [
-        "def fits(field, value):",
-        "    if value is None:",
-        f"        return {_NULL_RULES[0].test}",
-        "    kind = field.type",
-    ]
-    for kind, rules in _RULES.items():
-        lines.append(f"    if kind == {kind!r}:")
-        lines.append(f"        return {' and '.join(map(_condition, rules))}")
-    lines.append(f"    return {' and '.join(map(_condition, _RULES['choices']))}")  # (as a multi-select)
-    check: Callable[[Field, object], bool] = _compiled("fits", "\n".join(lines) + "\n")
-    return check
-
-
-_QUICK_CHECK = _quick_check()
-setattr(Field, "_fits", _QUICK_CHECK)  # noqa: B010 (mypy would refuse the assignment)
+# The quick check's view of the rules (``Field._fits``): each rule's setting and test, for each
+# field type in order; another type is checked as a multi-select, as ``_problems`` does.
+_CHECKS: dict[str, tuple[tuple[str | None, Test], ...]] = {
+    kind: tuple((rule.setting, rule.test) for rule in rules) for kind, rules in _RULES.items()
+}
+_MULTI_CHECKS = _CHECKS["choices"]
+_NULL_CHECKS = tuple((rule.setting, rule.test) for rule in _NULL_RULES)
 _ANY = made_field({"name": "", "type": "string"})  # (a type's test reads no setting)
-_TYPE_TESTS: dict[object, Callable[[Field, object], bool]] = {
-    kind: _RULES[kind][0].fits for kind in ("string", "number", "integer", "boolean")
+_TYPE_TESTS: dict[object, Test] = {
+    kind: _RULES[kind][0].test for kind in ("string", "number", "integer", "boolean")
 }
 
 
