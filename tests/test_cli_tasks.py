@@ -118,7 +118,10 @@ def test_a_server_killed_while_its_task_is_polled_is_one_line_and_exit_3(tool: s
             said.append(line)
         (server,) = children(proc.pid)
         subprocess.run(["kill", "-KILL", str(server)], check=True)
-        out, err = proc.communicate(timeout=60)
+        # Standard input stays open until the command has ended: closed now, its end of input
+        # would race the lost connection for the question on screen.
+        proc.wait(timeout=60)
+        out, err = proc.communicate(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
