@@ -62,7 +62,17 @@ from .errors import LeaseLostError, StoreError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CALL_COLUMNS", "Cursor", "Dialect", "Migration", "StoreEngine", "Tx", "fill_targets"]
+__all__ = [
+    "CALL_COLUMNS",
+    "Cursor",
+    "Dialect",
+    "Migration",
+    "Sendable",
+    "StoreEngine",
+    "Tx",
+    "fill_targets",
+    "name_the_store",
+]
 
 CALL_COLUMNS: Final = (
     "key, status, pending, server, created, updated, attempts, lease_until, error, outcome, follows, next,"
@@ -103,6 +113,7 @@ _TABLES: Final = {
     ),
     "toolnexus_answer": frozenset(("key", "request_id", "answer")),
     "toolnexus_history": frozenset(("seq", "key", "at", "kind", "status", "actor", "via", "detail")),
+    "toolnexus_cursor": frozenset(("target", "seq", "holder", "lease_until", "attempts", "next_at", "error")),
 }
 """The tables of a store of this format, and their columns."""
 _EARLIER_TABLES: Final = frozenset(("toolnexus_store", "toolnexus_pending"))
@@ -219,6 +230,27 @@ def fill_targets(tx: Tx, now: float) -> None:
             "UPDATE toolnexus_call SET method = :method, target = :target WHERE key = :key",
             {"method": pending.method, "target": pending.target, "key": key},
         )
+
+
+def name_the_store(tx: Tx, now: float) -> None:
+    """Format 6's data step: the store's own random name (``toolnexus_meta``'s ``instance``),
+    which makes each entry of its history an event id no other store gives."""
+    tx.run(
+        "INSERT INTO toolnexus_meta (name, value) VALUES ('instance', :value)",
+        {"value": secrets.token_hex(8)},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Sendable:
+    """An entry of the history, with what a notification about it names: its place in the
+    history (``seq``), its call's key, server and target."""
+
+    seq: int
+    key: str
+    server: str | None
+    target: str | None
+    entry: HistoryEntry
 
 
 def _call_of(row: Sequence[Any], answers: builtins.list[tuple[Any, Any]]) -> Call:
@@ -1487,6 +1519,112 @@ class StoreEngine:
             ).fetchall()
             if (actor, way) not in {(row[0], row[1]) for row in seen}:
                 self._keep(tx, "opened", key, status, None, actor, way)
+
+    # --- notifications: each target's place in the history ----------------------------------
+
+    @property
+    def instance(self) -> str:
+        """The store's own random name, given when it was made: an event id is it and an entry's
+        place in the history."""
+        with self._read() as tx:
+            row = tx.run("SELECT value FROM toolnexus_meta WHERE name = 'instance'").fetchone()
+        return str(row[0]) if row is not None else "store"
+
+    def take_target(self, target: str, holder: str, lease: float) -> int | None:
+        """Take the sending to ``target`` for ``lease`` seconds, as ``holder`` (one sender per
+        target at a time, in any process): its place in the history, the ``seq`` of the last
+        entry sent; ``None`` when another holds it, or when it waits out a failure's pause. A
+        target seen for the first time starts at the history's end: it is told what happens
+        from now on."""
+        lease = check_lease(lease)
+        with self._write() as tx:
+            self._run(  # (the WHERE makes SQLite read ON CONFLICT as the upsert it is)
+                tx,
+                "INSERT INTO toolnexus_cursor (target, seq) SELECT :target, COALESCE(max(seq), 0)"
+                " FROM toolnexus_history WHERE true ON CONFLICT DO NOTHING",
+                target=target,
+            )
+            taken = self._run(
+                tx,
+                "UPDATE toolnexus_cursor SET holder = :holder, lease_until = :now + :lease"
+                " WHERE target = :target AND (holder IS NULL OR holder = :holder OR lease_until < :now)"
+                " AND (next_at IS NULL OR next_at <= :now)",
+                target=target,
+                holder=holder,
+                lease=lease,
+            ).rowcount
+            if not taken:
+                return None
+            (seq,) = self._run(
+                tx, "SELECT seq FROM toolnexus_cursor WHERE target = :target", target=target
+            ).fetchone()
+        return int(seq)
+
+    def sendable(self, after: int, *, limit: int = 50) -> builtins.list[Sendable]:
+        """The history's entries after ``after`` (a place), oldest first, at most ``limit``,
+        with their call's key, server and target (an entry of a call since removed is left
+        out)."""
+        with self._read() as tx:
+            rows = self._run(
+                tx,
+                "SELECT h.seq, h.key, c.server, c.target, h.at, h.kind, h.status, h.actor, h.via, h.detail"
+                " FROM toolnexus_history h JOIN toolnexus_call c ON c.key = h.key"
+                " WHERE h.seq > :after ORDER BY h.seq LIMIT :limit",
+                after=int(after),
+                limit=check_limit(limit),
+            ).fetchall()
+        return [Sendable(int(row[0]), str(row[1]), row[2], row[3], _entry(row[4:])) for row in rows]
+
+    def target_sent(self, target: str, holder: str, seq: int, *, lease: float = 60.0) -> None:
+        """``target`` was sent everything up to ``seq``: its place moves there, its failures
+        forgotten, the holder's hold renewed for ``lease`` seconds. ``LeaseLostError`` when
+        ``holder`` no longer holds it."""
+        with self._write() as tx:
+            moved = self._run(
+                tx,
+                "UPDATE toolnexus_cursor SET seq = :seq, attempts = 0, next_at = NULL, error = NULL,"
+                " lease_until = :now + :lease WHERE target = :target AND holder = :holder",
+                target=target,
+                holder=holder,
+                seq=int(seq),
+                lease=check_lease(lease),
+            ).rowcount
+        if not moved:
+            raise LeaseLostError(f"the sending to {target} is no longer this sender's")
+
+    def target_failed(
+        self, target: str, holder: str, error: str, *, first: float = 1.0, longest: float = 300.0
+    ) -> float:
+        """Sending to ``target`` failed: it is let go, and nobody sends to it for a pause that
+        doubles with each failure in a row, from ``first`` up to ``longest`` seconds; returns
+        the pause."""
+        with self._write() as tx:
+            row = self._run(
+                tx, "SELECT attempts FROM toolnexus_cursor WHERE target = :target", target=target
+            ).fetchone()
+            pause = float(min(first * 2 ** min(int(row[0]) if row is not None else 0, 30), longest))
+            self._run(
+                tx,
+                "UPDATE toolnexus_cursor SET attempts = attempts + 1, next_at = :now + :pause,"
+                " error = :error, holder = NULL, lease_until = NULL"
+                " WHERE target = :target AND holder = :holder",
+                target=target,
+                holder=holder,
+                pause=pause,
+                error=str(error)[:_DETAIL_LIMIT],
+            )
+        return pause
+
+    def release_target(self, target: str, holder: str) -> None:
+        """Let go of the sending to ``target`` (another sender may take it at once)."""
+        with self._write() as tx:
+            self._run(
+                tx,
+                "UPDATE toolnexus_cursor SET holder = NULL, lease_until = NULL"
+                " WHERE target = :target AND holder = :holder",
+                target=target,
+                holder=holder,
+            )
 
     # --- waking ------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ._engine import Migration, StoreEngine, Tx, fill_targets
+from ._engine import Migration, StoreEngine, Tx, fill_targets, name_the_store
 from ._store import DEFAULT_RETENTION, EventHook
 from ._time import Clock, check_seconds
 from ._watch import CHANGED, READY
@@ -110,6 +110,16 @@ _MIGRATIONS: Final = (
             " via text,"
             " detail text)",
             "CREATE INDEX toolnexus_history_key ON toolnexus_history (key, seq)",
+            # each notification target's place in the history (an outbox), and who sends to it
+            "CREATE TABLE toolnexus_cursor ("
+            " target text PRIMARY KEY,"
+            " seq bigint NOT NULL,"
+            " holder text,"
+            " lease_until float8,"
+            " attempts integer NOT NULL DEFAULT 0,"
+            " next_at float8,"
+            " error text)",
+            name_the_store,
         ),
     ),
 )

@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from ._engine import Migration, StoreEngine, Tx, fill_targets
+from ._engine import Migration, StoreEngine, Tx, fill_targets, name_the_store
 from ._store import DEFAULT_RETENTION, EventHook, decode_pending, earliest_expiry
 from ._time import Clock, check_seconds
 from ._watch import CHANGED, READY
@@ -139,6 +139,16 @@ _MIGRATIONS: Final = (
             " via TEXT,"
             " detail TEXT)",
             "CREATE INDEX toolnexus_history_key ON toolnexus_history (key, seq)",
+            # each notification target's place in the history (an outbox), and who sends to it
+            "CREATE TABLE toolnexus_cursor ("
+            " target TEXT PRIMARY KEY,"
+            " seq INTEGER NOT NULL,"
+            " holder TEXT,"
+            " lease_until REAL,"
+            " attempts INTEGER NOT NULL DEFAULT 0,"
+            " next_at REAL,"
+            " error TEXT)",
+            name_the_store,
         ),
     ),
 )

@@ -362,6 +362,28 @@ class Store(Protocol):
     def opened(self, key: str, *, by: str | None, via: str | None = None) -> None:
         """Keep in the call's history that ``by`` opened it (once per person and way)."""
 
+    @property
+    def instance(self) -> str:
+        """The store's own random name (event ids are made of it)."""
+
+    def take_target(self, target: str, holder: str, lease: float) -> int | None:
+        """Take the sending to a notification ``target``: its place in the history, or ``None``."""
+
+    def sendable(self, after: int, *, limit: int = 50) -> builtins.list[Any]:
+        """The history's entries after a place, with their calls' names (``Sendable``s)."""
+
+    def target_sent(self, target: str, holder: str, seq: int, *, lease: float = 60.0) -> None:
+        """``target`` was sent everything up to ``seq``."""
+
+    def target_failed(
+        self, target: str, holder: str, error: str, *, first: float = 1.0, longest: float = 300.0
+    ) -> float:
+        """Sending to ``target`` failed: nobody sends to it for a pause that doubles with each
+        failure in a row; the pause."""
+
+    def release_target(self, target: str, holder: str) -> None:
+        """Let go of the sending to ``target``."""
+
     def answers(self, key: str) -> dict[str, Answer]:
         """The answers recorded for ``key``: request id to ``Answer``."""
 

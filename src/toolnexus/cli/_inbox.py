@@ -7,6 +7,7 @@ import logging
 
 from .._util import escape_text
 from ._base import EXIT_OK, EXIT_USAGE, CliError, Command, Context
+from ._notify import add_notify_options, notifier_from
 from ._stores import open_store
 
 __all__ = ["COMMAND"]
@@ -28,6 +29,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="also answer requests for this host name (a proxy's); repeatable",
     )
+    add_notify_options(parser)
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
@@ -39,6 +41,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     # 3 when its database cannot be reached.
     store = open_store(args.store, create=True)
     context.stack.callback(store.close)
+    notifier = notifier_from(args, store)
     logging.getLogger("toolnexus.inbox").setLevel(logging.INFO)  # its access lines, on stderr
     try:
         serve(
@@ -47,6 +50,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
             port=args.port,
             allow_hosts=args.allow_host,
             on_ready=context.output.result,
+            notifier=notifier,
         )
     except OSError as err:
         raise CliError(

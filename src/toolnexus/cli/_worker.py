@@ -16,11 +16,15 @@ from .._util import escape_text
 from ..errors import StoreError, StoreUnavailableError
 from ._base import EXIT_CONNECTION, EXIT_OK, EXIT_USAGE, CliError, Command, Context
 from ._connection import add_connection_options, make_client, server_from
+from ._notify import add_notify_options, notifier_from
 from ._output import reason
 from ._stores import open_store
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from ..durable import ResumeOutcome
+    from ..notify import Notifier
 
 __all__ = ["COMMAND", "outcome_line"]
 
@@ -29,6 +33,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("store", metavar="STORE", help="the store: a file, or a postgresql:// URL")
     add_connection_options(parser)
     add_worker_options(parser)
+    add_notify_options(parser)
 
 
 def _run(args: argparse.Namespace, context: Context) -> int:
@@ -43,6 +48,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     server = server_from(args, context.stack)
     store = open_store(args.store, create=True)  # made on first use, as every command that writes
     context.stack.callback(store.close)
+    notifier = notifier_from(args, store)
 
     def connect() -> Client:
         return make_client(
@@ -73,7 +79,7 @@ def _run(args: argparse.Namespace, context: Context) -> int:
     previous = signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     context.stack.callback(signal.signal, signal.SIGTERM, previous)
     try:
-        anyio.run(lambda: worker.run(once=args.once))
+        anyio.run(_with_notifier, lambda: worker.run(once=args.once), notifier)
     except StoreUnavailableError as err:
         raise CliError(EXIT_CONNECTION, f"cannot reach the store: {escape_text(str(err))}") from None
     except (StoreError, ValueError, TypeError) as err:
@@ -150,3 +156,18 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
     )  # the longest sleep between two looks; tests shorten it
+
+
+async def _with_notifier(work: Callable[[], Awaitable[object]], notifier: Notifier | None) -> None:
+    """``work()``, with ``notifier`` sending beside it until it ends."""
+    import anyio
+
+    if notifier is None:
+        await work()
+        return
+    async with anyio.create_task_group() as group:
+        group.start_soon(notifier.run)
+        try:
+            await work()
+        finally:
+            notifier.stop()

@@ -10,11 +10,14 @@ import secrets
 import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["Serving", "serve", "serving"]
 
 logger = logging.getLogger("toolnexus.inbox")
+
+if TYPE_CHECKING:
+    from ..notify import Notifier
 
 
 def _loopback(host: str) -> bool:
@@ -93,8 +96,9 @@ class _Server:
         self.port = port
         self.address = f"http://{self.shown}:{port}/?token={token}"
 
-    async def run(self, on_ready: Callable[[str], None]) -> None:
+    async def run(self, on_ready: Callable[[str], None], notifier: Any = None) -> None:
         server = self.server
+        telling = asyncio.ensure_future(notifier.run()) if notifier is not None else None
 
         async def announce() -> None:
             while not server.started:
@@ -109,6 +113,10 @@ class _Server:
             await server.serve(sockets=[self.sock])
         finally:
             waiter.cancel()
+            if telling is not None:
+                notifier.stop()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(telling, 5)
             self.sock.close()
 
 
@@ -120,9 +128,12 @@ def serve(
     token: str | None = None,
     allow_hosts: Iterable[str] = (),
     on_ready: Callable[[str], None] | None = None,
+    notifier: Notifier | None = None,
     **options: Any,
 ) -> None:
-    """Serve the inbox for ``store`` until interrupted (Ctrl-C, SIGTERM).
+    """Serve the inbox for ``store`` until interrupted (Ctrl-C, SIGTERM); with ``notifier``
+    (a [`Notifier`][toolnexus.notify.Notifier] of the same store), send its notifications
+    meanwhile.
 
     Binds ``host``:``port`` (``port=0``: a free one); once it answers, gives ``on_ready``
     (default: print it on stdout) one line: the address to open, with the access token
@@ -135,7 +146,7 @@ def serve(
     served = _Server(store, host=host, port=port, token=token, allow_hosts=allow_hosts, options=options)
     ready = on_ready if on_ready is not None else (lambda line: print(line, flush=True))
     try:
-        asyncio.run(served.run(ready))
+        asyncio.run(served.run(ready, notifier))
     finally:
         served.sock.close()
 

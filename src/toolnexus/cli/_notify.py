@@ -1,0 +1,59 @@
+"""The notification options ``toolnexus inbox`` and ``toolnexus worker`` share: ``--webhook URL``
+(repeatable) with ``--webhook-secret-file FILE``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from .._util import escape_text
+from ._base import EXIT_USAGE, CliError
+
+if TYPE_CHECKING:
+    from ..durable import Store
+    from ..notify import Notifier
+
+__all__ = ["add_notify_options", "notifier_from"]
+
+
+def add_notify_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="POST a signed JSON notification to URL when a question starts waiting, is answered "
+        "or withdrawn, and when a call ends (repeatable; needs --webhook-secret-file)",
+    )
+    parser.add_argument(
+        "--webhook-secret-file",
+        metavar="FILE",
+        help="the file holding the webhooks' signing secret (at least 16 characters; its first line)",
+    )
+    parser.add_argument(  # how long a notifier that died holds its targets; tests shorten it
+        "--webhook-lease", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )
+
+
+def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
+    """The notifier the options ask for, or ``None``; a usage error for a missing or short
+    secret, or a URL that is not one (the secret is never shown)."""
+    if not args.webhook:
+        if args.webhook_secret_file is not None:
+            raise CliError(EXIT_USAGE, "--webhook-secret-file: no --webhook to sign for")
+        return None
+    if args.webhook_secret_file is None:
+        raise CliError(EXIT_USAGE, "--webhook needs --webhook-secret-file FILE (the signing secret)")
+    try:
+        with open(args.webhook_secret_file, encoding="utf-8") as secret_file:
+            secret = secret_file.readline().strip()
+    except OSError as err:
+        name = escape_text(args.webhook_secret_file)
+        raise CliError(EXIT_USAGE, f"--webhook-secret-file: cannot read {name}: {err.strerror}") from None
+    from ..notify import Notifier, Webhook
+
+    try:
+        hooks = [Webhook(url, secret) for url in args.webhook]
+        return Notifier(store, hooks, lease=args.webhook_lease, timeout=min(10.0, args.webhook_lease / 2))
+    except (TypeError, ValueError) as err:
+        raise CliError(EXIT_USAGE, f"--webhook: {escape_text(str(err))}") from None
