@@ -1083,6 +1083,38 @@ def test_a_parked_tasks_history_keeps_each_status_message_once_and_its_end(
     ]
 
 
+def test_a_notification_targets_place_is_held_by_one_sender_and_paused_after_failures(
+    store: Store, backend: Backend
+) -> None:
+    store.put(pending(0))
+    start = store.take_target("hook", "a", 30)
+    assert start is not None  # the history's end: what comes from now on
+    assert store.sendable(start) == []
+    assert store.take_target("hook", "b", 30) is None  # a holds it
+    key = store.put(pending(1))
+    (sent,) = store.sendable(start)
+    assert (sent.key, sent.server, sent.target, sent.entry.kind) == (key, "srv", "deploy", "parked")
+    store.target_sent("hook", "a", sent.seq)
+    with pytest.raises(LeaseLostError):
+        store.target_sent("hook", "b", sent.seq)
+    assert store.target_failed("hook", "a", "HTTP 503") == 1.0
+    assert store.take_target("hook", "a", 30) is None  # paused
+    backend.clock.advance(1)
+    assert store.take_target("hook", "b", 30) == sent.seq  # taken where it was
+    assert store.target_failed("hook", "b", "HTTP 503", first=1, longest=3) == 2.0
+    backend.clock.advance(2)
+    assert store.take_target("hook", "b", 30) == sent.seq
+    assert store.target_failed("hook", "b", "timeout", first=1, longest=3) == 3.0  # at most longest
+    backend.clock.advance(3)
+    assert store.take_target("hook", "a", 30) == sent.seq
+    store.target_sent("hook", "a", sent.seq)  # a success forgets the failures
+    store.release_target("hook", "a")
+    assert store.take_target("hook", "b", 30) == sent.seq
+    backend.clock.advance(31)
+    assert store.take_target("hook", "c", 30) == sent.seq  # b's hold ran out
+    assert len(store.instance) == 16
+
+
 # --- PostgreSQL's own ------------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@
 from toolnexus import durable, notify
 
 store = durable.open_store("calls.db")
-hook = notify.Webhook("https://hooks.example.com/toolnexus", secret=open("secret").read())
+secret = open("secret").read()
+hook = notify.Webhook("https://hooks.example.com/toolnexus", secret)
 await notify.Notifier(store, [hook]).run()
 ```
 
