@@ -34,7 +34,7 @@ GROUPS = {
     ),
     # 4 worker processes x 1,000 calls, on both stores: a chain of its own; and workers
     # polling parked tasks, killed, their server killed (mostly waiting on leases).
-    "workers": ("test_workers_e2e.py", "test_tasks_parked_e2e.py"),
+    "workers": ("test_workers_e2e.py", "test_tasks_parked*.py"),
     # Browsers, the docs site and programs nobody here wrote (the conformance suite, an mcp<2
     # server, FastMCP's tasks on Redis): mostly waiting on other programs.
     "outside": (
