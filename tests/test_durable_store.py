@@ -201,6 +201,7 @@ def test_a_format_1_store_is_upgraded_with_its_calls_waiting_or_ready(tmp_path: 
             "toolnexus_call",
             "toolnexus_answer",
             "toolnexus_history",
+            "toolnexus_cursor",
             "sqlite_sequence",
         }
 

@@ -61,7 +61,13 @@ def test_a_reading_command_never_makes_a_store_and_a_writing_one_does(
     status, out, err = command(capsys, "answer", spec, "nokey")  # a writer makes it, first use
     assert (status, out) == (2, "")
     assert "no call is parked under 'nokey'" in err
-    assert tables(backend) == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer", "toolnexus_history"}
+    assert tables(backend) == {
+        "toolnexus_meta",
+        "toolnexus_call",
+        "toolnexus_answer",
+        "toolnexus_history",
+        "toolnexus_cursor",
+    }
     status, out, err = command(capsys, "pending", spec)
     assert (status, out) == (0, "")
     assert err == f"toolnexus: nothing waits in {redact_store(spec)}\n"

@@ -872,7 +872,13 @@ def test_a_store_of_the_previous_format_is_upgraded_with_everything_in_it(backen
     ]
     assert backend.query("SELECT value FROM toolnexus_meta WHERE name = 'format'") == [(str(STORE_FORMAT),)]
     names = {row[0] for row in backend.query(_TABLES_SQL[backend.kind])} - {"sqlite_sequence"}
-    assert names == {"toolnexus_meta", "toolnexus_call", "toolnexus_answer", "toolnexus_history"}
+    assert names == {
+        "toolnexus_meta",
+        "toolnexus_call",
+        "toolnexus_answer",
+        "toolnexus_history",
+        "toolnexus_cursor",
+    }
     (claim,) = store.claim(lease=30)
     assert (claim.key, set(claim.answers)) == ("k-ready", {"elc-a-1", "elc-b-1"})
     store.finish(claim.key, claim.token, {"content": []})
