@@ -149,3 +149,34 @@ def test_the_distribution_has_a_name_of_its_own_and_every_install_line_says_it()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "published as `toolnexus-mcp`" in readme
     assert "cannot be\ninstalled in one environment" in readme
+
+
+def test_the_changelog_says_what_the_one_release_contains_and_its_names_are_real() -> None:
+    """One release section, the package's version (nothing was published before it), and every
+    ``toolnexus.…`` name it gives resolves: the text cannot keep a name that moved."""
+    import importlib
+
+    import toolnexus
+
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.findall(r"^## \[([^\]]+)\]", text, re.MULTILINE) == [toolnexus.__version__]
+    names = set(re.findall(r"`(toolnexus(?:\.[A-Za-z_][A-Za-z0-9_]*)*)`", text))
+    assert names, "the changelog names no toolnexus module"
+    for name in sorted(names):
+        parts = name.split(".")
+        cut = 1  # the longest module path of the name, then its attributes
+        while cut < len(parts) and _is_module(".".join(parts[: cut + 1])):
+            cut += 1
+        found: object = importlib.import_module(".".join(parts[:cut]))
+        for part in parts[cut:]:
+            assert hasattr(found, part), f"CHANGELOG.md names {name}, which does not exist"
+            found = getattr(found, part)
+
+
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a name inside a module that is no package
+        return False
