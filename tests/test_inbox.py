@@ -476,6 +476,59 @@ def test_the_page_tells_the_calls_history_and_who_answered_from_the_hosts_login(
     ]
 
 
+def test_an_answer_link_opens_its_one_question_without_the_token_and_nothing_else(store: SqliteStore) -> None:
+    import time as clock
+
+    from toolnexus._links import link_path
+
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    first = Request("elc-1", "input", "First name?", None, {"schema": schema})
+    second = Request("elc-2", "input", "Second name?", None, {"schema": schema})
+    key = store.put(
+        Pending("tools/call", "deploy", {"env": "prod"}, "s", ("a", "b"), (first, second), {}, "srv")
+    )
+    expires = int(clock.time()) + 3600
+    path = link_path(store.link_key, key, "elc-1", expires)
+    client = client_for(store, token=TOKEN, allowed_hosts=["testserver"])  # no token given
+    assert client.get(f"/calls/{key}").status_code == 403  # the inbox itself stays shut
+    page = client.get(path)
+    assert page.status_code == 200
+    assert "First name?" in page.text
+    assert "Second name?" not in page.text  # that one question, nothing else
+    assert "All parked calls" not in page.text
+    assert "prod" not in page.text
+    assert 'data-live="none"' in page.text
+    form = re.search(r'<form method="post" action="([^"]+)"', page.text)
+    assert form is not None
+    assert form.group(1) == path
+    refused = client.post(path, data={"csrf": csrf_of(page.text), "action": "accept", "f0": ""})
+    assert refused.status_code == 422  # checked as any answer
+    done = client.post(path, data={"csrf": csrf_of(page.text), "action": "accept", "f0": "Ada"})
+    assert done.status_code == 303
+    assert done.headers["location"] == f"{path}?answered=elc-1"
+    assert store.answers(key)["elc-1"].data == {"name": "Ada"}
+    assert [(e.actor, e.via) for e in store.history(key) if e.kind in ("opened", "answer")] == [
+        ("an answer link's holder", "link"),
+        ("an answer link's holder", "link"),
+    ]
+    assert "Answered: accepted" in client.get(path).text  # it says so, and offers nothing more
+    again = client.post(path, data={"csrf": csrf_of(page.text), "action": "accept", "f0": "Bo"})
+    assert again.status_code == 409
+    # Altered in any byte, made for another question, or expired: it opens nothing.
+    parts = path.split("/")
+    for broken in (
+        path[:-1] + ("0" if path[-1] != "0" else "1"),  # the signature
+        "/".join([*parts[:2], key[:-1] + ("0" if key[-1] != "0" else "1"), *parts[3:]]),  # the call
+        "/".join([*parts[:3], "elc-2", *parts[4:]]),  # another question
+        "/".join([*parts[:4], str(expires + 1), *parts[5:]]),  # a later end
+        link_path(store.link_key, key, "elc-2", int(clock.time()) - 1),  # an expired one
+        link_path("not-the-stores-key", key, "elc-2", expires),  # signed by someone else
+    ):
+        assert client.get(broken).status_code == 404, broken
+        assert client.post(broken, data={"action": "accept", "f0": "x"}).status_code == 404, broken
+    assert "elc-2" not in store.answers(key)
+
+
 def test_a_call_the_host_expired_refuses_answers(store: SqliteStore) -> None:
     key = parked(store, "sign_in", {"tag": "host-deadline"})
     client = signed_in(store)

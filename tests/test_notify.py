@@ -23,6 +23,7 @@ from support.processes import TESTS_DIR, Processes
 from support.receiver import Receiver
 from support.stores import FakeClock
 from toolnexus import Answer, Request, durable
+from toolnexus._links import link_holds
 from toolnexus.notify import Notifier, Webhook, sign, verify
 
 SECRET = "a-webhook-secret-of-some-length"
@@ -68,7 +69,8 @@ def test_each_notification_once_in_order_signed_and_without_an_answers_content(
     tmp_path: Path, receiver: Receiver
 ) -> None:
     with durable.open_store(tmp_path / "calls.db") as store:
-        notifier = Notifier(store, [Webhook(receiver.url, SECRET)])
+        notifier = Notifier(store, [Webhook(receiver.url, SECRET)], public_url="https://inbox.example.com/")
+        link_key = store.link_key
         assert deliver(notifier) == 0  # a new target starts at the history's end
         key = store.put(pending(1, "Where <!channel> @here?\r\nBcc: x" + "y" * 5000))
         store.record(key, Answer("elc-1", True, {"name": "the-secret-answer"}), by="alice", via="inbox")
@@ -82,6 +84,11 @@ def test_each_notification_once_in_order_signed_and_without_an_answers_content(
     assert waiting["call"] == {"key": key, "server": "srv", "target": "deploy", "status": "waiting"}
     (question,) = waiting["questions"]
     assert question["expiresAt"] == "2030-01-01T00:00:00.000Z"
+    # Its answer link: that question, signed, for a week (its deadline is later).
+    *_, link_call, link_id, expires, signature = question["link"].split("/")
+    assert question["link"].startswith(f"https://inbox.example.com/a/{key}/elc-1/")
+    assert link_holds(link_key, link_call, link_id, expires, signature, time.time())
+    assert 7 * 86400 - 60 < int(expires) - time.time() <= 7 * 86400
     assert len(question["prompt"]) == 2000  # cut to a length a message can carry
     assert (answered["by"], answered["via"], answered["detail"]) == ("alice", "inbox", "elc-1: accept")
     assert finished["call"]["status"] == "done"

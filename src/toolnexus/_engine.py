@@ -234,10 +234,15 @@ def fill_targets(tx: Tx, now: float) -> None:
 
 def name_the_store(tx: Tx, now: float) -> None:
     """Format 6's data step: the store's own random name (``toolnexus_meta``'s ``instance``),
-    which makes each entry of its history an event id no other store gives."""
+    which makes each entry of its history an event id no other store gives, and the key that
+    signs its answer links (``link_key``)."""
     tx.run(
         "INSERT INTO toolnexus_meta (name, value) VALUES ('instance', :value)",
         {"value": secrets.token_hex(8)},
+    )
+    tx.run(  # the key of its answer links (toolnexus._links)
+        "INSERT INTO toolnexus_meta (name, value) VALUES ('link_key', :value)",
+        {"value": secrets.token_hex(32)},
     )
 
 
@@ -1529,6 +1534,16 @@ class StoreEngine:
         with self._read() as tx:
             row = tx.run("SELECT value FROM toolnexus_meta WHERE name = 'instance'").fetchone()
         return str(row[0]) if row is not None else "store"
+
+    @property
+    def link_key(self) -> str:
+        """The key the store signs its answer links with (made with the store; whoever reads
+        the store may make links, as they may record answers)."""
+        with self._read() as tx:
+            row = tx.run("SELECT value FROM toolnexus_meta WHERE name = 'link_key'").fetchone()
+        if row is None:
+            raise StoreError(f"{self.where} has no link key")
+        return str(row[0])
 
     def take_target(self, target: str, holder: str, lease: float) -> int | None:
         """Take the sending to ``target`` for ``lease`` seconds, as ``holder`` (one sender per

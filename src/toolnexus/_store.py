@@ -366,6 +366,10 @@ class Store(Protocol):
     def instance(self) -> str:
         """The store's own random name (event ids are made of it)."""
 
+    @property
+    def link_key(self) -> str:
+        """The key the store signs its answer links with."""
+
     def take_target(self, target: str, holder: str, lease: float) -> int | None:
         """Take the sending to a notification ``target``: its place in the history, or ``None``."""
 

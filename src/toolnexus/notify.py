@@ -45,8 +45,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ._engine import Sendable
+from ._links import LINK_LIFE, answer_link
 from ._store import Store
-from ._time import utc_timestamp
+from ._time import read_expires_at, utc_timestamp
+from ._wire import Request
 
 __all__ = ["EVENT_TYPES", "Notifier", "Webhook", "notification", "sign", "verify"]
 
@@ -110,9 +112,13 @@ def verify(
     return hmac.compare_digest(expected, given)
 
 
-def notification(store: Store, sent: Sendable, *, instance: str) -> dict[str, Any] | None:
+def notification(
+    store: Store, sent: Sendable, *, instance: str, public_url: str | None = None
+) -> dict[str, Any] | None:
     """The body of the notification about one history entry, or ``None`` when it is not one a
-    person is told of (a claim, a poll, a page opened). Never an answer's content."""
+    person is told of (a claim, a poll, a page opened). Never an answer's content. With
+    ``public_url`` (the inbox's address as people open it), each waiting question carries its
+    answer ``link``."""
     entry = sent.entry
     kind = entry.kind
     if kind in ("parked", "asked") and entry.status in ("waiting", "live"):
@@ -142,16 +148,33 @@ def notification(store: Store, sent: Sendable, *, instance: str) -> dict[str, An
             pending = store.get(sent.key)
         except (KeyError, ValueError):
             return body
+        link_key = store.link_key if public_url is not None else ""
         body["questions"] = [
             {
                 "id": request.id,
                 "kind": request.kind,
                 "prompt": _cut(request.prompt, _PROMPT_LIMIT),
                 **({"expiresAt": request.expiresAt} if request.expiresAt else {}),
+                **(
+                    {
+                        "link": answer_link(
+                            public_url, link_key, sent.key, request.id, _link_end(request, entry.at)
+                        )
+                    }
+                    if public_url is not None
+                    else {}
+                ),
             }
             for request in pending.requests
         ]
     return body
+
+
+def _link_end(request: Request, at: float) -> int:
+    """When a question's link expires: its deadline, at most a week after it was asked."""
+    deadline = read_expires_at(request.expiresAt)
+    latest = at + LINK_LIFE
+    return math.floor(min(deadline, latest) if deadline is not None else latest)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -176,6 +199,9 @@ class Notifier:
         store: any [`Store`][toolnexus.durable.Store].
         webhooks: where to send.
         name: this sender's name (who holds a target while it sends to it).
+        public_url: the inbox's address as people open it (``https://inbox.example.com/``):
+            each waiting question's notification then carries its answer link, which opens
+            that question alone, without the inbox's token, until it expires.
         timeout: seconds a target has to answer one request.
         lease: seconds this notifier holds a target after each sending: a notifier that died
             holding one is taken over by another after that long.
@@ -189,6 +215,7 @@ class Notifier:
         webhooks: Iterable[Webhook] = (),
         *,
         name: str | None = None,
+        public_url: str | None = None,
         timeout: float = 10.0,
         lease: float = 30.0,
         idle: float = 5.0,
@@ -206,6 +233,11 @@ class Notifier:
 
             name = f"notifier {resumer_name()}"
         self.name = name
+        if public_url is not None and (
+            not isinstance(public_url, str) or not public_url.lower().startswith(("https://", "http://"))
+        ):
+            raise ValueError("Notifier: public_url must be an http:// or https:// URL")
+        self.public_url = public_url
         self.timeout = float(timeout)
         self.lease = max(float(lease), self.timeout + 1)
         self.idle = float(idle)
@@ -261,7 +293,9 @@ class Notifier:
                 if not batch:
                     break
                 for item in batch:
-                    body = await call(notification, self.store, item, instance=instance)
+                    body = await call(
+                        notification, self.store, item, instance=instance, public_url=self.public_url
+                    )
                     if body is not None:
                         problem = await call(self._send, hook, body)
                         if problem is not None:

@@ -30,6 +30,12 @@ def add_notify_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the file holding the webhooks' signing secret (at least 16 characters; its first line)",
     )
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the inbox's address as people open it: each waiting question's notification then "
+        "carries a link that opens that question alone, without the inbox's token",
+    )
     parser.add_argument(  # how long a notifier that died holds its targets; tests shorten it
         "--webhook-lease", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
     )
@@ -41,6 +47,8 @@ def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
     if not args.webhook:
         if args.webhook_secret_file is not None:
             raise CliError(EXIT_USAGE, "--webhook-secret-file: no --webhook to sign for")
+        if args.public_url is not None:
+            raise CliError(EXIT_USAGE, "--public-url: no --webhook to send its links to")
         return None
     if args.webhook_secret_file is None:
         raise CliError(EXIT_USAGE, "--webhook needs --webhook-secret-file FILE (the signing secret)")
@@ -54,6 +62,12 @@ def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
 
     try:
         hooks = [Webhook(url, secret) for url in args.webhook]
-        return Notifier(store, hooks, lease=args.webhook_lease, timeout=min(10.0, args.webhook_lease / 2))
+        return Notifier(
+            store,
+            hooks,
+            public_url=args.public_url,
+            lease=args.webhook_lease,
+            timeout=min(10.0, args.webhook_lease / 2),
+        )
     except (TypeError, ValueError) as err:
         raise CliError(EXIT_USAGE, f"--webhook: {escape_text(str(err))}") from None

@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .._links import link_holds, link_path
 from .._store import OPEN, STATUSES
 from .._time import check_seconds, read_expires_at
 from .._wire import Answer
@@ -33,6 +34,9 @@ from . import _views
 from ._security import Guard, cookie_name, read_cookie
 
 __all__ = ["app", "build"]
+
+_LINK_HOLDER = "an answer link's holder"
+"""Who answers through an answer link, as the call's history names them."""
 
 logger = logging.getLogger("toolnexus.inbox")
 
@@ -237,7 +241,10 @@ class _Inbox:
         key: str,
         posted: tuple[str, _views.Posted] | None = None,
         status: int = 200,
+        link: tuple[str, str] | None = None,
     ) -> Response:
+        """A call's page; with ``link`` (its question's id, the link's path), the page an answer
+        link opens: that one question, nothing else of the inbox."""
         call = self.call(key)
         if call is None:
             return self.message(
@@ -250,19 +257,24 @@ class _Inbox:
             answers = dict(self.store.answers(key))
         except (KeyError, ValueError):
             answers = {}
+        by, via = (_LINK_HOLDER, "link") if link is not None else (self.person(request), "inbox")
         if posted is None and call.status in OPEN:  # who saw a question that waits, once each
             with contextlib.suppress(KeyError, StoreError):
-                self.store.opened(key, by=self.person(request), via="inbox")
+                self.store.opened(key, by=by, via=via)
         try:
             history = [_views.history_line(entry) for entry in self.store.history(key)]
         except KeyError:
+            history = []
+        requests = pending.requests
+        if link is not None:  # one question; who else answered what is not this link's to show
+            requests = tuple(r for r in requests if r.id == link[0])
             history = []
         now = _now()
         questions = [
             _views.question_view(
                 r, answers.get(r.id), now, posted[1] if posted is not None and posted[0] == r.id else None
             )
-            for r in pending.requests
+            for r in requests
         ]
         if call.status not in OPEN:  # withdrawn, or answered: nothing can be recorded any more
             questions = [dataclasses.replace(q, closed=True) for q in questions]
@@ -278,7 +290,8 @@ class _Inbox:
             next_step=_views.next_step(call) if just_answered else None,
             outcome=_views.outcome_of(call),
             history=history,
-            events="events?" + urlencode({"key": key, "seen": _call_mark(call)}),
+            link=link[1] if link is not None else None,
+            events="" if link is not None else "events?" + urlencode({"key": key, "seen": _call_mark(call)}),
         )
 
     def person(self, request: HttpRequest) -> str | None:
@@ -294,8 +307,47 @@ class _Inbox:
         return self.token_holder
 
     async def answer(self, request: HttpRequest) -> Response:
-        key = request.path_params["key"]
-        request_id = request.path_params["request_id"]
+        return await self._posted(request, request.path_params["key"], request.path_params["request_id"])
+
+    def link_page(self, request: HttpRequest) -> Response:
+        found = self._link(request)
+        if found is None:
+            return self._dead_link(request)
+        key, request_id, path = found
+        return self.call_page(request, key, link=(request_id, path))
+
+    async def link_answer(self, request: HttpRequest) -> Response:
+        found = await anyio.to_thread.run_sync(lambda: self._link(request))
+        if found is None:
+            return await anyio.to_thread.run_sync(lambda: self._dead_link(request))
+        key, request_id, path = found
+        return await self._posted(request, key, request_id, path)
+
+    def _link(self, request: HttpRequest) -> tuple[str, str, str] | None:
+        """The call's key, the question's id and the link's path, when the address is an answer
+        link the store signed and it has not expired; else ``None``."""
+        params = request.path_params
+        key, request_id = str(params["key"]), str(params["request_id"])
+        expires, signature = str(params["expires"]), str(params["signature"])
+        try:
+            link_key = self.store.link_key
+        except (AttributeError, StoreError):
+            return None
+        if not link_holds(link_key, key, request_id, expires, signature, time.time()):
+            return None
+        return key, request_id, link_path(link_key, key, request_id, int(expires)).lstrip("/")
+
+    def _dead_link(self, request: HttpRequest) -> Response:
+        return self.message(
+            request,
+            404,
+            "This link opens nothing",
+            "It is not an answer link of this inbox, or it has expired. Ask for a new one.",
+        )
+
+    async def _posted(
+        self, request: HttpRequest, key: str, request_id: str, link: str | None = None
+    ) -> Response:
         body = bytearray()
         async for chunk in request.stream():  # bounded, whatever the Content-Length says
             body += chunk
@@ -311,7 +363,7 @@ class _Inbox:
             return await anyio.to_thread.run_sync(
                 lambda: self.message(request, 413, "Too large", "That answer has too many fields.")
             )
-        return await anyio.to_thread.run_sync(lambda: self._answer(request, key, request_id, values))
+        return await anyio.to_thread.run_sync(lambda: self._answer(request, key, request_id, values, link))
 
     def _check_csrf(self, request: HttpRequest, values: dict[str, list[str]]) -> bool:
         cookie = read_cookie(request.scope, self.csrf_cookie)
@@ -325,7 +377,12 @@ class _Inbox:
         return True
 
     def _answer(
-        self, request: HttpRequest, key: str, request_id: str, values: dict[str, list[str]]
+        self,
+        request: HttpRequest,
+        key: str,
+        request_id: str,
+        values: dict[str, list[str]],
+        link: str | None = None,
     ) -> Response:
         if not self._check_csrf(request, values):
             return self.message(
@@ -343,7 +400,8 @@ class _Inbox:
         question = next((r for r in call.pending.requests if r.id == request_id), None)
         if question is None:
             return self.message(request, 404, "No such question", "This call holds no such question.")
-        back = f"calls/{_quote(key)}"
+        back = link if link is not None else f"calls/{_quote(key)}"
+        again = (request_id, link) if link is not None else None  # the page to show a problem on
         if request_id in call.answered:
             return self._already(request, back, key, request_id)
         if call.status == "withdrawn":
@@ -370,12 +428,15 @@ class _Inbox:
                 return self.message(request, 400, "This form cannot be answered here", problem or "")
             posted = _views.read_post(form, values)
             if not posted.ok:
-                return self.call_page(request, key, (request_id, posted), status=422)
+                return self.call_page(request, key, (request_id, posted), status=422, link=again)
             answer = Answer(request_id, True, posted.content)
         else:
             answer = Answer(request_id, True)
         try:
-            self.store.record(key, answer, by=self.person(request), via="inbox")
+            if link is not None:
+                self.store.record(key, answer, by=_LINK_HOLDER, via="link")
+            else:
+                self.store.record(key, answer, by=self.person(request), via="inbox")
         except KeyError:
             return self.message(request, 404, "No such call", "Nothing is parked under that key any more.")
         except ValueError as err:
@@ -387,7 +448,7 @@ class _Inbox:
             if now is not None and now.status not in OPEN:
                 return self._no_longer(request, back, now.status)
             posted = _views.Posted(general=[_views.shown(str(err))])
-            return self.call_page(request, key, (request_id, posted), status=422)
+            return self.call_page(request, key, (request_id, posted), status=422, link=again)
         logger.info("%s of %s answered (%s)", request_id, key, _views.answer_word(answer))
         return RedirectResponse(
             f"{request.scope.get('root_path', '')}/{back}?answered={_quote(request_id)}", 303
@@ -566,6 +627,8 @@ def build(
             Route("/", list_page, methods=["GET"]),
             Route("/calls/{key}", call_page, methods=["GET"]),
             Route("/calls/{key}/{request_id}", inbox.answer, methods=["POST"]),
+            Route("/a/{key}/{request_id}/{expires}/{signature}", inbox.link_page, methods=["GET"]),
+            Route("/a/{key}/{request_id}/{expires}/{signature}", inbox.link_answer, methods=["POST"]),
             Route("/events", inbox.events, methods=["GET"]),
             Mount("/static", static, name="static"),
         ],
