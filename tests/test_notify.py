@@ -122,6 +122,23 @@ def test_a_receiver_that_fails_or_goes_away_gets_everything_once_it_is_back(
     assert all(got.signed for got in receiver.got)
 
 
+def test_a_question_still_unanswered_is_notified_again(tmp_path: Path, receiver: Receiver) -> None:
+    clock = FakeClock()
+    with durable.open_store(tmp_path / "calls.db", clock=clock) as store:
+        notifier = Notifier(store, [Webhook(receiver.url, SECRET)], remind_after=3600)
+        deliver(notifier)
+        key = store.put(pending(1))
+        clock.advance(3599)
+        assert deliver(notifier) == 1
+        clock.advance(2)
+        assert deliver(notifier) == 1
+        assert deliver(notifier) == 0
+    assert receiver.types() == ["question.waiting", "question.reminder"]
+    reminder = receiver.got[1].body
+    assert (reminder["call"]["key"], reminder["detail"]) == (key, "unanswered for 1 h")
+    assert [q["prompt"] for q in reminder["questions"]] == ["Name?"]
+
+
 def test_a_slow_receiver_delays_no_other(tmp_path: Path, receiver: Receiver) -> None:
     fast = Receiver(SECRET)
     try:

@@ -1089,6 +1089,21 @@ def test_a_parked_tasks_history_keeps_each_status_message_once_and_its_end(
     ]
 
 
+def test_a_question_that_waits_long_enough_is_reminded_once_each_time(store: Store, backend: Backend) -> None:
+    waiting = store.put(pending(0, two=False))
+    answered = store.put(pending(1, two=False))
+    store.record(answered, Answer("elc-a-1", True, {"name": "Ada"}))
+    backend.clock.advance(59)
+    assert store.remind(60) == 0
+    backend.clock.advance(2)
+    assert store.remind(60) == 1  # the waiting one; the answered one waits for no person
+    assert store.remind(60) == 0  # reminded: not again before another minute
+    backend.clock.advance(61)
+    assert store.remind(60) == 1
+    told = [(e.kind, e.detail) for e in store.history(waiting) if e.kind == "reminded"]
+    assert told == [("reminded", "unanswered for 1 min")] * 2
+
+
 def test_a_notification_targets_place_is_held_by_one_sender_and_paused_after_failures(
     store: Store, backend: Backend
 ) -> None:

@@ -55,7 +55,7 @@ from ._store import (
     outcome_json,
     task_poll_delay,
 )
-from ._time import Clock, check_seconds, utc_timestamp
+from ._time import Clock, check_seconds, span, utc_timestamp
 from ._watch import Changes, ChangeSource, Watcher
 from ._wire import Answer
 from .errors import LeaseLostError, StoreError
@@ -1534,6 +1534,26 @@ class StoreEngine:
         with self._read() as tx:
             row = tx.run("SELECT value FROM toolnexus_meta WHERE name = 'instance'").fetchone()
         return str(row[0]) if row is not None else "store"
+
+    def remind(self, after: float) -> int:
+        """Keep a ``reminded`` entry in the history of every question that has waited ``after``
+        seconds since it was asked, or since its last reminder (a notifier then tells its
+        targets again); how many. Of any number of notifiers doing so at once, one reminds."""
+        after = check_lease(after, "after")
+        with self._write() as tx:
+            due = self._run(
+                tx,
+                "SELECT c.key, c.status FROM toolnexus_call c WHERE c.status IN ('waiting', 'live')"
+                " AND c.updated < :now - :after AND NOT EXISTS (SELECT 1 FROM toolnexus_history h"
+                " WHERE h.key = c.key AND h.kind = 'reminded' AND h.at > :now - :after)"
+                f" ORDER BY c.seq{self._d.lock}",
+                after=after,
+            ).fetchall()
+            for key, status in due:
+                self._keep(tx, "reminded", str(key), status, f"unanswered for {span(after)}")
+            if due:
+                self._d.notify(tx, str(due[0][0]))
+        return len(due)
 
     @property
     def link_key(self) -> str:

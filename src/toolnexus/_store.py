@@ -234,10 +234,11 @@ class Event:
 
 EventHook: TypeAlias = Callable[[Event], None]
 
-HistoryKind: TypeAlias = EventKind | Literal["answer", "opened", "working"]
+HistoryKind: TypeAlias = EventKind | Literal["answer", "opened", "working", "reminded"]
 """What a call's history tells: each [`Event`][toolnexus.durable.Event]'s kind, and
 ``answer`` (one answer recorded: its request and action, by whom), ``opened`` (a person
-opened it), ``working`` (a parked task's status message changed)."""
+opened it), ``working`` (a parked task's status message changed), ``reminded`` (it waited
+long enough for a reminder)."""
 
 
 _SAID: Final = {
@@ -250,6 +251,7 @@ _SAID: Final = {
     "withdrawn": "withdrawn",
     "removed": "removed",
     "working": "the task says",
+    "reminded": "reminded",
 }
 
 
@@ -369,6 +371,9 @@ class Store(Protocol):
     @property
     def link_key(self) -> str:
         """The key the store signs its answer links with."""
+
+    def remind(self, after: float) -> int:
+        """Note a reminder in the history of each question that waited ``after`` seconds."""
 
     def take_target(self, target: str, holder: str, lease: float) -> int | None:
         """Take the sending to a notification ``target``: its place in the history, or ``None``."""

@@ -12,7 +12,8 @@ await notify.Notifier(store, [hook]).run()
 Every change of a call is kept in its history in the same transaction as the change
 ([`history`][toolnexus.durable.SqliteStore.history]); a [`Notifier`][toolnexus.notify.Notifier]
 sends the entries a person cares about to each target, in order: a question starts waiting
-(``question.waiting``, with its prompt and its deadline), is answered (``question.answered``,
+(``question.waiting``, with its prompt and its deadline), still waits after a while
+(``question.reminder``, with ``remind_after``), is answered (``question.answered``,
 by whom and how: never the content), is withdrawn (``question.withdrawn``), and a call ends
 (``call.finished``: done, failed, expired or cancelled). Each target keeps its place in the
 history in the store, so nothing is lost when the sending process dies: whichever process
@@ -46,7 +47,7 @@ from typing import Any, Final
 
 from ._engine import Sendable
 from ._links import LINK_LIFE, answer_link
-from ._store import Store
+from ._store import Store, check_lease
 from ._time import read_expires_at, utc_timestamp
 from ._wire import Request
 
@@ -54,7 +55,13 @@ __all__ = ["EVENT_TYPES", "Notifier", "Webhook", "notification", "sign", "verify
 
 logger = logging.getLogger(__name__)
 
-EVENT_TYPES: Final = ("question.waiting", "question.answered", "question.withdrawn", "call.finished")
+EVENT_TYPES: Final = (
+    "question.waiting",
+    "question.reminder",
+    "question.answered",
+    "question.withdrawn",
+    "call.finished",
+)
 """What a webhook is told, as its body's ``type``."""
 
 _PROMPT_LIMIT: Final = 2000  # characters of a prompt in a notification
@@ -123,6 +130,8 @@ def notification(
     kind = entry.kind
     if kind in ("parked", "asked") and entry.status in ("waiting", "live"):
         kind_name = "question.waiting"
+    elif kind == "reminded":
+        kind_name = "question.reminder"
     elif kind == "answer":
         kind_name = "question.answered"
     elif kind == "withdrawn":
@@ -143,7 +152,7 @@ def notification(
         body["by"] = entry.actor
     if entry.via is not None:
         body["via"] = entry.via
-    if kind_name == "question.waiting":
+    if kind_name in ("question.waiting", "question.reminder"):
         try:
             pending = store.get(sent.key)
         except (KeyError, ValueError):
@@ -202,6 +211,8 @@ class Notifier:
         public_url: the inbox's address as people open it (``https://inbox.example.com/``):
             each waiting question's notification then carries its answer link, which opens
             that question alone, without the inbox's token, until it expires.
+        remind_after: seconds after which a question still unanswered is notified again
+            (``question.reminder``), and again after as long, while it waits.
         timeout: seconds a target has to answer one request.
         lease: seconds this notifier holds a target after each sending: a notifier that died
             holding one is taken over by another after that long.
@@ -216,6 +227,7 @@ class Notifier:
         *,
         name: str | None = None,
         public_url: str | None = None,
+        remind_after: float | None = None,
         timeout: float = 10.0,
         lease: float = 30.0,
         idle: float = 5.0,
@@ -238,6 +250,7 @@ class Notifier:
         ):
             raise ValueError("Notifier: public_url must be an http:// or https:// URL")
         self.public_url = public_url
+        self.remind_after = None if remind_after is None else check_lease(remind_after, "remind_after")
         self.timeout = float(timeout)
         self.lease = max(float(lease), self.timeout + 1)
         self.idle = float(idle)
@@ -271,6 +284,8 @@ class Notifier:
         import anyio
 
         before = self.sent
+        if self.remind_after is not None:
+            await anyio.to_thread.run_sync(self.store.remind, self.remind_after)
         async with anyio.create_task_group() as group:
             for hook in self.webhooks:  # each target on its own: a slow one delays no other
                 group.start_soon(self._deliver_to, hook)

@@ -36,6 +36,13 @@ def add_notify_options(parser: argparse.ArgumentParser) -> None:
         help="the inbox's address as people open it: each waiting question's notification then "
         "carries a link that opens that question alone, without the inbox's token",
     )
+    parser.add_argument(
+        "--remind-after",
+        metavar="DURATION",
+        type=_duration,
+        help="notify again of a question still unanswered after DURATION (90, 90s, 30m, 2h, 1d), "
+        "and again after as long while it waits",
+    )
     parser.add_argument(  # how long a notifier that died holds its targets; tests shorten it
         "--webhook-lease", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
     )
@@ -49,6 +56,8 @@ def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
             raise CliError(EXIT_USAGE, "--webhook-secret-file: no --webhook to sign for")
         if args.public_url is not None:
             raise CliError(EXIT_USAGE, "--public-url: no --webhook to send its links to")
+        if args.remind_after is not None:
+            raise CliError(EXIT_USAGE, "--remind-after: no --webhook to remind")
         return None
     if args.webhook_secret_file is None:
         raise CliError(EXIT_USAGE, "--webhook needs --webhook-secret-file FILE (the signing secret)")
@@ -66,8 +75,24 @@ def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
             store,
             hooks,
             public_url=args.public_url,
+            remind_after=args.remind_after,
             lease=args.webhook_lease,
             timeout=min(10.0, args.webhook_lease / 2),
         )
     except (TypeError, ValueError) as err:
         raise CliError(EXIT_USAGE, f"--webhook: {escape_text(str(err))}") from None
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(text: str) -> float:
+    """``90``, ``90s``, ``30m``, ``2h``, ``1d``: seconds (argparse says the error)."""
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _UNITS else (text, "s")
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text[:40]!r} (90, 90s, 30m, 2h, 1d)") from None
+    if not 0 < seconds <= 365 * 86400:
+        raise argparse.ArgumentTypeError(f"a duration from a second to a year, not {text[:40]!r}")
+    return seconds
