@@ -23,7 +23,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, ConsoleMessage, Dialog, Error, Page, Request, expect
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Error, Page, Request, ViewportSize, expect
 
 from servers.inbox_server import in_a_thread, park, resume
 from support.axe import ensure_axe
@@ -556,3 +556,42 @@ def test_the_token_redirect_stays_on_the_inbox_whatever_the_path(fresh: Page, se
         assert elsewhere == []
     finally:
         page.remove_listener("request", on_request)
+
+
+PHONE: ViewportSize = {"width": 390, "height": 844}
+"""A phone's screen, in CSS pixels (an answer link opens there)."""
+SCROLLS_SIDEWAYS = "() => document.documentElement.scrollWidth > window.innerWidth"
+SMALL_CONTROLS = """() => [...document.querySelectorAll('main button, main select, main input')]
+  .filter(el => el.type !== 'hidden' && el.offsetParent !== null)
+  .filter(el => {
+    const box = el.getBoundingClientRect();
+    const least = (el.type === 'checkbox' || el.type === 'radio') ? 24 : 44;
+    return box.height < least || box.width < least;
+  })
+  .map(el => el.outerHTML.slice(0, 80))"""
+
+
+def test_on_a_phone_no_page_scrolls_sideways_every_control_is_tappable_and_axe_finds_nothing_serious(
+    browser: Browser, served: Inbox
+) -> None:
+    key = served.park("every_field", {"ticket": "T-phone-" + "x" * 60})
+    served.park("sign_in", {"tag": "phone"})
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, bypass_csp=True)
+    try:
+        page = context.new_page()
+        for address in (
+            f"{served.url}/?token={TOKEN}",
+            f"{served.url}/calls/{key}",
+            f"{served.url}/calls/0000",
+        ):
+            page.goto(address)
+            assert page.evaluate(SCROLLS_SIDEWAYS) is False, address
+            assert page.evaluate(SMALL_CONTROLS) == [], address
+            assert axe_violations(page) == [], address
+        page.goto(f"{served.url}/calls/{key}")
+        fill_every_field(page)
+        page.get_by_role("button", name="Send").click()  # the problems shown, at a phone's width
+        expect(page.locator("ul.problems").first).to_be_visible()
+        assert page.evaluate(SCROLLS_SIDEWAYS) is False
+    finally:
+        context.close()

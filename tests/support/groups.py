@@ -32,9 +32,16 @@ GROUPS = {
         "test_docs_examples.py",
         "test_forkserver.py",
     ),
-    # 4 worker processes x 1,000 calls, on both stores: a chain of its own; and workers
-    # polling parked tasks, killed, their server killed (mostly waiting on leases).
-    "workers": ("test_workers_e2e.py", "test_tasks_parked*.py"),
+    # 4 worker processes x 1,000 calls, on both stores: a chain of its own; workers polling
+    # parked tasks, killed, their server killed (mostly waiting on leases); and the stores'
+    # own tests on PostgreSQL (the others' group ended last).
+    "workers": (
+        "test_workers_e2e.py",
+        "test_tasks_parked*.py",
+        "test_store_contract.py",
+        "test_durable_store.py",
+        "test_store_commands.py",
+    ),
     # Browsers, the docs site and programs nobody here wrote (the conformance suite, an mcp<2
     # server, FastMCP's tasks on Redis): mostly waiting on other programs.
     "outside": (
