@@ -6,6 +6,9 @@ other, and the notifying process killed (SIGKILL) between an event and its sendi
 
 from __future__ import annotations
 
+import email
+import email.header
+import email.message
 import json
 import signal
 import subprocess
@@ -14,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,7 +28,7 @@ from support.receiver import Receiver
 from support.stores import FakeClock
 from toolnexus import Answer, Request, durable
 from toolnexus._links import link_holds
-from toolnexus.notify import Notifier, Webhook, sign, verify
+from toolnexus.notify import Channel, Notifier, Webhook, sign, verify
 
 SECRET = "a-webhook-secret-of-some-length"
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -137,6 +141,118 @@ def test_a_question_still_unanswered_is_notified_again(tmp_path: Path, receiver:
     reminder = receiver.got[1].body
     assert (reminder["call"]["key"], reminder["detail"]) == (key, "unanswered for 1 h")
     assert [q["prompt"] for q in reminder["questions"]] == ["Name?"]
+
+
+class Mailbox:
+    """A real SMTP server (aiosmtpd) on 127.0.0.1, in a thread: what it received, as messages.
+    Stopped, its port refuses; started again, it is back on that port."""
+
+    def __init__(self) -> None:
+        import socket
+
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self.got: list[email.message.Message] = []
+        self.controller: Any = None
+        self.start()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 (aiosmtpd's name)
+        self.got.append(email.message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def start(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+    @property
+    def url(self) -> str:
+        return f"mailto://127.0.0.1:{self.port}?from=toolnexus@example.com&to=ops@example.com&mode=insecure"
+
+
+@pytest.fixture
+def mailbox() -> Iterator[Mailbox]:
+    made = Mailbox()
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+def text_of(message: email.message.Message) -> str:
+    payload = message.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    return payload.decode()
+
+
+def test_an_e_mail_through_a_real_smtp_server_escaped_cut_and_with_its_link(
+    tmp_path: Path, mailbox: Mailbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    hostile = "Deploy <b>now</b> <!channel> @here?\r\nBcc: evil@example.com\u202e" + "y" * 1_000_000
+    with durable.open_store(tmp_path / "calls.db") as store:
+        channel = Channel(mailbox.url)
+        notifier = Notifier(store, channels=[channel], public_url="https://inbox.example.com/")
+        deliver(notifier)
+        question = Request("elc-1", "input", hostile, None, {"schema": SCHEMA})
+        server = "srv\r\nBcc: evil@example.com"
+        key = store.put(durable.Pending("tools/call", "deploy", None, "s", ("k",), (question,), {}, server))
+        store.record(key, Answer("elc-1", True, {"name": "the-secret-answer"}), by="alice", via="inbox")
+        assert deliver(notifier) == 2
+        stored = backend_targets(tmp_path / "calls.db")
+    waiting, answered = mailbox.got
+    subject = str(email.header.make_header(email.header.decode_header(waiting["Subject"])))
+    assert subject == "A question waits: deploy on srv\\r\\nBcc: evil@\u2060example.com"
+    assert waiting.get_all("Bcc") is None  # no header of the server's making
+    body = text_of(waiting)
+    assert body.startswith(
+        "Deploy <b>now</b> <\u2060!channel> @\u2060here?\\r"
+    )  # plain text, mentions defused
+    assert "evil@\u2060example.com\\u202eyyy" in body  # the bidi override shown, not obeyed
+    assert len(body) < 1200  # a megabyte cut to a message's length
+    assert f"Answer: https://inbox.example.com/a/{key}/elc-1/" in body
+    assert str(email.header.make_header(email.header.decode_header(answered["Subject"]))).startswith(
+        "Answered: deploy on srv"
+    )
+    assert "By alice" in text_of(answered)
+    for message in mailbox.got:
+        assert "the-secret-answer" not in message.as_string()
+    assert stored == {channel.name}  # the store keeps the channel's hash, never its URL
+    assert mailbox.url not in caplog.text
+    assert "ops@example.com" not in repr(channel)
+
+
+def backend_targets(path: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        names = {str(row[0]) for row in db.execute("SELECT target FROM toolnexus_cursor")}
+    db.close()
+    return names
+
+
+def test_a_mail_server_down_for_a_while_gets_every_notification_once_back(
+    tmp_path: Path, mailbox: Mailbox, receiver: Receiver
+) -> None:
+    clock = FakeClock()
+    with durable.open_store(tmp_path / "calls.db", clock=clock) as store:
+        as_json = Channel(f"json://127.0.0.1:{receiver.port}/hook")
+        notifier = Notifier(store, channels=[Channel(mailbox.url), as_json])
+        deliver(notifier)
+        mailbox.stop()
+        keys = [store.put(pending(n, f"Question {n}?")) for n in range(2)]
+        assert deliver(notifier) == 2  # the JSON receiver took both; the mail server is down
+        clock.advance(1.5)
+        mailbox.start()
+        assert deliver(notifier) == 2
+    assert [text_of(m).splitlines()[0] for m in mailbox.got] == ["Question 0?", "Question 1?"]
+    assert [got.body["title"] for got in receiver.got] == ["A question waits: deploy on srv"] * 2
+    assert len(keys) == 2
 
 
 def test_a_slow_receiver_delays_no_other(tmp_path: Path, receiver: Receiver) -> None:

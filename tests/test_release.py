@@ -17,7 +17,7 @@ from support.needs import unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 UV = ROOT / ".venv-uv" / "bin" / "uv"
-EXTRAS = ("fastmcp", "inbox", "postgres", "testing")
+EXTRAS = ("fastmcp", "inbox", "notify", "postgres", "testing")
 README_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 

@@ -49,9 +49,10 @@ from ._engine import Sendable
 from ._links import LINK_LIFE, answer_link
 from ._store import Store, check_lease
 from ._time import read_expires_at, utc_timestamp
+from ._util import escape_text
 from ._wire import Request
 
-__all__ = ["EVENT_TYPES", "Notifier", "Webhook", "notification", "sign", "verify"]
+__all__ = ["EVENT_TYPES", "Channel", "Notifier", "Webhook", "message", "notification", "sign", "verify"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +96,75 @@ class Webhook:
         if not self.name:
             digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
             object.__setattr__(self, "name", f"webhook:{digest}")
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A person's channel, as an Apprise URL (the ``notify`` extra: ``pip install
+    'toolnexus-mcp[notify]'``): ``mailto://``, ``slack://``, ``msteams://``, ``discord://``,
+    ``matrix://``, ``ntfy://``, ``json://`` and the rest Apprise supports. Each notification is
+    a title and a plain text message: the server's text made visible (control and bidi
+    characters shown as escapes), mentions (``@here``, ``<!channel>``) defused, each prompt cut
+    to 1,000 characters; Apprise fits them to each medium's limits.
+
+    Args:
+        url: the Apprise URL. It may hold a token or a password: it is never logged, never
+            shown, and not kept in the store (a target's name is made of its hash).
+        name: the target's name in the store (by default made of the URL's hash).
+    """
+
+    url: str = field(repr=False)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.url, str) or "://" not in self.url or len(self.url) > 4000:
+            raise ValueError("Channel.url must be an Apprise URL (scheme://...)")
+        if not isinstance(self.name, str):
+            raise TypeError(f"Channel.name must be a str, not {type(self.name).__name__}")
+        if not self.name:
+            digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+            object.__setattr__(self, "name", f"apprise:{digest}")
+
+    @property
+    def shown(self) -> str:
+        """The channel as a log line names it: its scheme and its name, never the rest."""
+        return f"{self.url.split('://', 1)[0][:20]}:// ({self.name})"
+
+
+def message(body: dict[str, Any]) -> tuple[str, str]:
+    """A notification as a channel shows it: a title (one line, at most 120 characters) and a
+    plain text message, the server's text made visible and its mentions defused."""
+    call = body.get("call", {})
+    what = f"{_cut(str(call.get('target') or '?'), 80)} on {_cut(str(call.get('server') or '?'), 60)}"
+    kind = body.get("type")
+    titles = {
+        "question.waiting": f"A question waits: {what}",
+        "question.reminder": f"Still waiting: {what}",
+        "question.answered": f"Answered: {what}",
+        "question.withdrawn": f"Withdrawn: {what}",
+        "call.finished": f"{str(call.get('status') or 'finished').capitalize()}: {what}",
+    }
+    title = _plain(titles.get(str(kind), what), 120)
+    lines: list[str] = []
+    for question in body.get("questions", ()):
+        lines.append(_plain(str(question.get("prompt", "")), 1000, lines=True))
+        if question.get("expiresAt"):
+            lines.append(f"Until {_plain(str(question['expiresAt']), 40)}")
+        if question.get("link"):
+            lines.append(f"Answer: {question['link']}")
+        lines.append("")
+    for label, name in (("", "detail"), ("By ", "by")):
+        if body.get(name):
+            lines.append(label + _plain(str(body[name]), 300))
+    return title, "\n".join(lines).strip() or title
+
+
+def _plain(text: str, limit: int, *, lines: bool = False) -> str:
+    """Text as a channel gets it: cut first (a megabyte costs nothing), control and bidi
+    characters made visible, line breaks kept only with ``lines``, mentions defused by a word
+    joiner (``@\u2060here``, ``<\u2060!channel>``)."""
+    shown = escape_text(_cut(text, limit), lines=lines)
+    return shown.replace("@", "@\u2060").replace("<!", "<\u2060!")
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -206,7 +276,8 @@ class Notifier:
 
     Args:
         store: any [`Store`][toolnexus.durable.Store].
-        webhooks: where to send.
+        webhooks: where to send signed JSON.
+        channels: people's channels (Apprise URLs) to send a title and a message to.
         name: this sender's name (who holds a target while it sends to it).
         public_url: the inbox's address as people open it (``https://inbox.example.com/``):
             each waiting question's notification then carries its answer link, which opens
@@ -225,6 +296,7 @@ class Notifier:
         store: Store,
         webhooks: Iterable[Webhook] = (),
         *,
+        channels: Iterable[Channel] = (),
         name: str | None = None,
         public_url: str | None = None,
         remind_after: float | None = None,
@@ -235,11 +307,17 @@ class Notifier:
     ) -> None:
         self.store = store
         self.webhooks: Sequence[Webhook] = tuple(webhooks)
+        self.channels: Sequence[Channel] = tuple(channels)
         for hook in self.webhooks:
             if not isinstance(hook, Webhook):
                 raise TypeError(f"Notifier: webhooks must be Webhooks, not {type(hook).__name__}")
-        if len({hook.name for hook in self.webhooks}) != len(self.webhooks):
-            raise ValueError("Notifier: two webhooks have one name")
+        for channel in self.channels:
+            if not isinstance(channel, Channel):
+                raise TypeError(f"Notifier: channels must be Channels, not {type(channel).__name__}")
+        targets: list[Webhook | Channel] = [*self.webhooks, *self.channels]
+        if len({target.name for target in targets}) != len(targets):
+            raise ValueError("Notifier: two targets have one name")
+        self.targets: Sequence[Webhook | Channel] = tuple(targets)
         if name is None:
             from .durable import resumer_name
 
@@ -287,11 +365,11 @@ class Notifier:
         if self.remind_after is not None:
             await anyio.to_thread.run_sync(self.store.remind, self.remind_after)
         async with anyio.create_task_group() as group:
-            for hook in self.webhooks:  # each target on its own: a slow one delays no other
-                group.start_soon(self._deliver_to, hook)
+            for target in self.targets:  # each on its own: a slow one delays no other
+                group.start_soon(self._deliver_to, target)
         return self.sent - before
 
-    async def _deliver_to(self, hook: Webhook) -> None:
+    async def _deliver_to(self, hook: Webhook | Channel) -> None:
         import anyio
         import anyio.to_thread
 
@@ -322,8 +400,9 @@ class Notifier:
                                 first=_PAUSES[0],
                                 longest=_PAUSES[1],
                             )
+                            where = hook.shown if isinstance(hook, Channel) else hook.url
                             logger.warning(
-                                "%s could not be told (%s); trying again in %.0f s", hook.url, problem, pause
+                                "%s could not be told (%s); trying again in %.0f s", where, problem, pause
                             )
                             return  # let go: the store holds the pause, and the place
                         self.sent += 1
@@ -335,9 +414,11 @@ class Notifier:
             raise
         await call(self.store.release_target, hook.name, self.name)
 
-    def _send(self, hook: Webhook, body: dict[str, Any]) -> str | None:
-        """POST one notification; ``None`` when the target took it, else why not (never the
+    def _send(self, hook: Webhook | Channel, body: dict[str, Any]) -> str | None:
+        """Send one notification; ``None`` when the target took it, else why not (never the
         secret, never the body)."""
+        if isinstance(hook, Channel):
+            return _tell(hook, body)
         data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         headers = {
             "Content-Type": "application/json",
@@ -352,3 +433,20 @@ class Notifier:
         if 200 <= status < 300:
             return None
         return f"HTTP {status}"
+
+
+def _tell(channel: Channel, body: dict[str, Any]) -> str | None:
+    """Send a title and a message to ``channel`` through Apprise; ``None`` when it took it."""
+    try:
+        import apprise
+    except ImportError:
+        return "Apprise is not installed (pip install 'toolnexus-mcp[notify]')"
+    sender = apprise.Apprise()
+    if not sender.add(channel.url):
+        return "Apprise does not read this URL"
+    title, text = message(body)
+    try:
+        sent = sender.notify(title=title, body=text, body_format=apprise.NotifyFormat.TEXT)
+    except Exception as err:  # a plugin's own failure: told as one, never raised
+        return f"{type(err).__name__} in Apprise"
+    return None if sent else "Apprise could not deliver it"

@@ -1,5 +1,6 @@
-"""The notification options ``toolnexus inbox`` and ``toolnexus worker`` share: ``--webhook URL``
-(repeatable) with ``--webhook-secret-file FILE``."""
+"""The notification options ``toolnexus inbox`` and ``toolnexus worker`` share: ``--notify URL``
+(an Apprise URL) and ``--webhook URL`` with ``--webhook-secret-file FILE`` (each repeatable),
+``--public-url URL`` and ``--remind-after DURATION``."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ __all__ = ["add_notify_options", "notifier_from"]
 
 
 def add_notify_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--notify",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="tell a person's channel, an Apprise URL (mailto://, slack://, msteams://, ntfy://, ...), "
+        "when a question starts waiting, is answered or withdrawn, and when a call ends (repeatable; "
+        "the notify extra)",
+    )
     parser.add_argument(
         "--webhook",
         metavar="URL",
@@ -51,29 +61,38 @@ def add_notify_options(parser: argparse.ArgumentParser) -> None:
 def notifier_from(args: argparse.Namespace, store: Store) -> Notifier | None:
     """The notifier the options ask for, or ``None``; a usage error for a missing or short
     secret, or a URL that is not one (the secret is never shown)."""
-    if not args.webhook:
+    if args.notify:
+        import importlib.util
+
+        if importlib.util.find_spec("apprise") is None:  # said now, not at the first send
+            raise CliError(EXIT_USAGE, "--notify needs Apprise: pip install 'toolnexus-mcp[notify]'")
+    if not args.webhook and not args.notify:
         if args.webhook_secret_file is not None:
             raise CliError(EXIT_USAGE, "--webhook-secret-file: no --webhook to sign for")
         if args.public_url is not None:
-            raise CliError(EXIT_USAGE, "--public-url: no --webhook to send its links to")
+            raise CliError(EXIT_USAGE, "--public-url: no --webhook or --notify to send its links to")
         if args.remind_after is not None:
-            raise CliError(EXIT_USAGE, "--remind-after: no --webhook to remind")
+            raise CliError(EXIT_USAGE, "--remind-after: no --webhook or --notify to remind")
         return None
-    if args.webhook_secret_file is None:
-        raise CliError(EXIT_USAGE, "--webhook needs --webhook-secret-file FILE (the signing secret)")
-    try:
-        with open(args.webhook_secret_file, encoding="utf-8") as secret_file:
-            secret = secret_file.readline().strip()
-    except OSError as err:
-        name = escape_text(args.webhook_secret_file)
-        raise CliError(EXIT_USAGE, f"--webhook-secret-file: cannot read {name}: {err.strerror}") from None
-    from ..notify import Notifier, Webhook
+    secret = ""
+    if args.webhook:
+        if args.webhook_secret_file is None:
+            raise CliError(EXIT_USAGE, "--webhook needs --webhook-secret-file FILE (the signing secret)")
+        try:
+            with open(args.webhook_secret_file, encoding="utf-8") as secret_file:
+                secret = secret_file.readline().strip()
+        except OSError as err:
+            name = escape_text(args.webhook_secret_file)
+            raise CliError(EXIT_USAGE, f"--webhook-secret-file: cannot read {name}: {err.strerror}") from None
+    from ..notify import Channel, Notifier, Webhook
 
     try:
         hooks = [Webhook(url, secret) for url in args.webhook]
+        channels = [Channel(url) for url in args.notify]
         return Notifier(
             store,
             hooks,
+            channels=channels,
             public_url=args.public_url,
             remind_after=args.remind_after,
             lease=args.webhook_lease,
