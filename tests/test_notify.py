@@ -126,17 +126,40 @@ def test_a_receiver_that_fails_or_goes_away_gets_everything_once_it_is_back(
     assert all(got.signed for got in receiver.got)
 
 
-def test_a_question_still_unanswered_is_notified_again(tmp_path: Path, receiver: Receiver) -> None:
+def test_a_question_still_unanswered_is_notified_again_and_escalated(
+    tmp_path: Path, receiver: Receiver
+) -> None:
     clock = FakeClock()
-    with durable.open_store(tmp_path / "calls.db", clock=clock) as store:
-        notifier = Notifier(store, [Webhook(receiver.url, SECRET)], remind_after=3600)
-        deliver(notifier)
-        key = store.put(pending(1))
-        clock.advance(3599)
-        assert deliver(notifier) == 1
-        clock.advance(2)
-        assert deliver(notifier) == 1
-        assert deliver(notifier) == 0
+    escalation = Receiver(SECRET)  # told of reminders alone
+    try:
+        with durable.open_store(tmp_path / "calls.db", clock=clock) as store:
+            hooks = [
+                Webhook(receiver.url, SECRET),
+                Webhook(escalation.url, SECRET, events={"question.reminder"}),
+            ]
+            notifier = Notifier(store, hooks, remind_after=3600)
+            deliver(notifier)
+            key = store.put(pending(1))
+            clock.advance(3599)
+            assert deliver(notifier) == 1
+            clock.advance(2)
+            assert deliver(notifier) == 2
+            assert deliver(notifier) == 0
+            told = [(e.kind, e.actor, e.detail) for e in store.history(key) if e.kind == "notified"]
+        assert told == [
+            ("notified", hooks[0].name, "question.waiting"),
+            ("notified", hooks[0].name, "question.reminder"),
+            ("notified", hooks[1].name, "question.reminder"),
+        ] or told == [
+            ("notified", hooks[0].name, "question.waiting"),
+            ("notified", hooks[1].name, "question.reminder"),
+            ("notified", hooks[0].name, "question.reminder"),
+        ]
+        assert escalation.types() == ["question.reminder"]
+    finally:
+        escalation.stop()
+    with pytest.raises(ValueError, match="events"):
+        Webhook(receiver.url, SECRET, events={"question.nothing"})
     assert receiver.types() == ["question.waiting", "question.reminder"]
     reminder = receiver.got[1].body
     assert (reminder["call"]["key"], reminder["detail"]) == (key, "unanswered for 1 h")

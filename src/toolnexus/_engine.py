@@ -1535,6 +1535,15 @@ class StoreEngine:
             row = tx.run("SELECT value FROM toolnexus_meta WHERE name = 'instance'").fetchone()
         return str(row[0]) if row is not None else "store"
 
+    def notified(self, key: str, *, target: str, what: str) -> None:
+        """Keep in the call's history that the notification ``what`` (its type) about it went
+        to ``target`` (the target's name: never a URL)."""
+        key = check_key(key)
+        with self._write() as tx:
+            row = self._run(tx, "SELECT status FROM toolnexus_call WHERE key = :key", key=key).fetchone()
+            if row is not None:  # removed meanwhile: nothing to tell of
+                self._keep(tx, "notified", key, row[0], str(what)[:100], _who(target, "target"))
+
     def remind(self, after: float) -> int:
         """Keep a ``reminded`` entry in the history of every question that has waited ``after``
         seconds since it was asked, or since its last reminder (a notifier then tells its

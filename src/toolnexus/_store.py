@@ -234,11 +234,11 @@ class Event:
 
 EventHook: TypeAlias = Callable[[Event], None]
 
-HistoryKind: TypeAlias = EventKind | Literal["answer", "opened", "working", "reminded"]
+HistoryKind: TypeAlias = EventKind | Literal["answer", "opened", "working", "reminded", "notified"]
 """What a call's history tells: each [`Event`][toolnexus.durable.Event]'s kind, and
 ``answer`` (one answer recorded: its request and action, by whom), ``opened`` (a person
 opened it), ``working`` (a parked task's status message changed), ``reminded`` (it waited
-long enough for a reminder)."""
+long enough for a reminder), ``notified`` (a notification about it went to a target)."""
 
 
 _SAID: Final = {
@@ -252,6 +252,7 @@ _SAID: Final = {
     "removed": "removed",
     "working": "the task says",
     "reminded": "reminded",
+    "notified": "notified",
 }
 
 
@@ -374,6 +375,9 @@ class Store(Protocol):
 
     def remind(self, after: float) -> int:
         """Note a reminder in the history of each question that waited ``after`` seconds."""
+
+    def notified(self, key: str, *, target: str, what: str) -> None:
+        """Note in the call's history that a notification about it went to ``target``."""
 
     def take_target(self, target: str, holder: str, lease: float) -> int | None:
         """Take the sending to a notification ``target``: its place in the history, or ``None``."""

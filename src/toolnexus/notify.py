@@ -41,7 +41,7 @@ import math
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -80,11 +80,15 @@ class Webhook:
         secret: the key of the signature (at least 16 characters); never sent, never logged.
         name: the target's name in the store, where its place in the history is kept; by
             default derived from the URL (two processes with one URL share one place).
+        events: the types it is told of (``None``: all of ``EVENT_TYPES``); for instance
+            ``{"question.reminder"}`` for an escalation: a target told only of the questions
+            still unanswered.
     """
 
     url: str
     secret: str = field(repr=False)
     name: str = ""
+    events: Collection[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or not self.url.lower().startswith(("https://", "http://")):
@@ -96,6 +100,7 @@ class Webhook:
         if not self.name:
             digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
             object.__setattr__(self, "name", f"webhook:{digest}")
+        object.__setattr__(self, "events", _events(self.events, "Webhook"))
 
 
 @dataclass(frozen=True)
@@ -111,10 +116,12 @@ class Channel:
         url: the Apprise URL. It may hold a token or a password: it is never logged, never
             shown, and not kept in the store (a target's name is made of its hash).
         name: the target's name in the store (by default made of the URL's hash).
+        events: the types it is told of (``None``: all), as for a webhook.
     """
 
     url: str = field(repr=False)
     name: str = ""
+    events: Collection[str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.url, str) or "://" not in self.url or len(self.url) > 4000:
@@ -124,11 +131,26 @@ class Channel:
         if not self.name:
             digest = hashlib.sha256(self.url.encode()).hexdigest()[:16]
             object.__setattr__(self, "name", f"apprise:{digest}")
+        object.__setattr__(self, "events", _events(self.events, "Channel"))
 
     @property
     def shown(self) -> str:
         """The channel as a log line names it: its scheme and its name, never the rest."""
         return f"{self.url.split('://', 1)[0][:20]}:// ({self.name})"
+
+
+def _events(events: object, owner: str) -> frozenset[str] | None:
+    if events is None:
+        return None
+    if isinstance(events, str) or not isinstance(events, (set, frozenset, list, tuple)):
+        raise TypeError(f"{owner}.events must be a set of event types or None")
+    chosen = frozenset(str(kind) for kind in events)
+    unknown = sorted(chosen - set(EVENT_TYPES))
+    if unknown or not chosen:
+        raise ValueError(
+            f"{owner}.events must be some of {', '.join(EVENT_TYPES)}, not {unknown[:3] or 'none'}"
+        )
+    return chosen
 
 
 def message(body: dict[str, Any]) -> tuple[str, str]:
@@ -389,7 +411,7 @@ class Notifier:
                     body = await call(
                         notification, self.store, item, instance=instance, public_url=self.public_url
                     )
-                    if body is not None:
+                    if body is not None and (hook.events is None or body["type"] in hook.events):
                         problem = await call(self._send, hook, body)
                         if problem is not None:
                             pause = await call(
@@ -406,6 +428,7 @@ class Notifier:
                             )
                             return  # let go: the store holds the pause, and the place
                         self.sent += 1
+                        await call(self.store.notified, item.key, target=hook.name, what=body["type"])
                     place = item.seq
                     await call(self.store.target_sent, hook.name, self.name, place, lease=self.lease)
         except BaseException:
