@@ -233,3 +233,50 @@ def test_pending_shows_a_tasks_id_and_its_last_status_message_escaped(tmp_path: 
     shown = toolnexus("pending", str(store))
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[1:] == ["  task t-\\x1b[2J1: step 2 of 3\\n\\x1b[31mred"]
+
+
+def test_a_worker_with_a_webhook_tells_of_a_tasks_question_and_its_end(
+    server: TasksServer, tmp_path: Path
+) -> None:
+    from support.receiver import Receiver
+
+    secret = "a-webhook-secret-of-some-length"
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(secret)
+    receiver = Receiver(secret)
+    store = tmp_path / "calls.db"
+    key = park(store, server.url, "approve", {"item": "the notes"})
+    out = tmp_path / "worker.out"
+    try:
+        with out.open("ab") as written:
+            proc = forkserver.popen(
+                [
+                    *(sys.executable, "-m", "toolnexus", "worker", str(store), "--url", server.url),
+                    *("--idle", "0.2", "--webhook", receiver.url, "--webhook-secret-file", str(secret_file)),
+                    *("--public-url", "https://inbox.example.com/"),
+                ],
+                cwd=TESTS_DIR,
+                stdout=written,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        try:
+            until(store, key, "waiting")
+            answer(store, key, "yes")
+            until(store, key, *ENDS)
+            deadline = time.monotonic() + 30
+            while "call.finished" not in receiver.types():
+                assert time.monotonic() < deadline, receiver.types()
+                time.sleep(0.05)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(10)
+    finally:
+        receiver.stop()
+    # The task's question is told (with its link), its answer, its end; the worker's own
+    # claims and polls are not.
+    assert receiver.types() == ["question.waiting", "question.answered", "call.finished"]
+    assert all(got.signed for got in receiver.got)
+    (question,) = receiver.got[0].body["questions"]
+    assert question["link"].startswith(f"https://inbox.example.com/a/{key}/")
+    assert receiver.got[2].body["call"]["status"] == "done"
