@@ -54,11 +54,13 @@ E2E_MODULES = {
     "test_mcp1_server.py",
     "test_release.py",
     "test_tasks_fastmcp.py",
+    "test_notify.py",
     "test_tasks_parked.py",
     "test_tasks_parked_e2e.py",
 }
-"""Rule 1: modules whose tests run processes (or, ``test_tasks_parked.py``, a worker polling a
-server's tasks for seconds in this one), every test in them. (``test_cli.py`` is left to rule
+"""Rule 1: modules whose tests run processes (or, ``test_tasks_parked.py`` and
+``test_notify.py``, workers and notifiers waiting on polls, pauses and receivers for seconds in
+this one), every test in them. (``test_cli.py`` is left to rule
 2, so that its in-process tests of the arguments stay quick.)"""
 E2E_FIXTURES = {
     "processes",
