@@ -48,7 +48,7 @@ from typing import Any, Final
 from ._engine import Sendable
 from ._links import LINK_LIFE, answer_link
 from ._store import Store, check_lease
-from ._time import read_expires_at, utc_timestamp
+from ._time import read_expires_at, span, utc_timestamp
 from ._util import escape_text
 from ._wire import Request
 
@@ -171,7 +171,12 @@ def message(body: dict[str, Any]) -> tuple[str, str]:
     for question in body.get("questions", ()):
         lines.append(_plain(str(question.get("prompt", "")), 1000, lines=True))
         if question.get("expiresAt"):
-            lines.append(f"Until {_plain(str(question['expiresAt']), 40)}")
+            until = f"Until {_plain(str(question['expiresAt']), 40)}"
+            deadline = read_expires_at(question["expiresAt"])
+            if deadline is not None:
+                left = deadline - time.time()
+                until += f" ({span(left)} left)" if left > 0 else " (passed)"
+            lines.append(until)
         if question.get("link"):
             lines.append(f"Answer: {question['link']}")
         lines.append("")

@@ -38,6 +38,8 @@ from .errors import StoreError, StoreUnavailableError
 if TYPE_CHECKING:
     from mcp import Client
 
+    from .notify import Notifier
+
 __all__ = ["Worker"]
 
 logger = logging.getLogger(__name__)
@@ -71,6 +73,8 @@ class Worker:
             ``TimeoutError``; a reconnection that does is retried, as other failures are.
         name: the worker's name in the history of each call it claims (by default this
             machine's name and this process's id).
+        notifier: a [`Notifier`][toolnexus.notify.Notifier] of the same store, to send its
+            notifications while the worker runs.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class Worker:
         on_event: EventHook | None = None,
         connect_timeout: float | None = None,
         name: str | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         if connect is None and server is None:
             raise TypeError("Worker: give the server to connect to, or connect=")
@@ -103,6 +108,7 @@ class Worker:
             None if connect_timeout is None else check_lease(connect_timeout, "connect_timeout")
         )
         self.name = name or resumer_name()
+        self.notifier = notifier
         self._server = server
         self._connect = connect
         self._stopping = False
@@ -169,8 +175,22 @@ class Worker:
         """Resume calls until [`stop`][toolnexus.worker.Worker.stop] (or, with ``once``, until
         none is ready); returns how many calls it ended. Raises only when the first
         connection to the server or the first look at the store fails (so a command can say
-        so and exit); after that, failures are logged and retried."""
+        so and exit); after that, failures are logged and retried. The worker's ``notifier``,
+        if any, sends meanwhile."""
+        if self.notifier is None:
+            return await self._run(once)
+        import anyio
 
+        ended = 0
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.notifier.run)
+            try:
+                ended = await self._run(once)
+            finally:
+                self.notifier.stop()
+        return ended
+
+    async def _run(self, once: bool) -> int:
         started = False
         pause = _BACKOFF[0]
         # Listening before the first look, for the calls that become ready to claim.

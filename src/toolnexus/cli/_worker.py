@@ -21,10 +21,7 @@ from ._output import reason
 from ._stores import open_store
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from ..durable import ResumeOutcome
-    from ..notify import Notifier
 
 __all__ = ["COMMAND", "outcome_line"]
 
@@ -75,11 +72,12 @@ def _run(args: argparse.Namespace, context: Context) -> int:
         retries=args.retries,
         on_outcome=printed,
         connect_timeout=args.connect_timeout,
+        notifier=notifier,
     )
     previous = signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     context.stack.callback(signal.signal, signal.SIGTERM, previous)
     try:
-        anyio.run(_with_notifier, lambda: worker.run(once=args.once), notifier)
+        anyio.run(lambda: worker.run(once=args.once))
     except StoreUnavailableError as err:
         raise CliError(EXIT_CONNECTION, f"cannot reach the store: {escape_text(str(err))}") from None
     except (StoreError, ValueError, TypeError) as err:
@@ -156,18 +154,3 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--idle", type=float, default=5.0, metavar="SECONDS", help=argparse.SUPPRESS
     )  # the longest sleep between two looks; tests shorten it
-
-
-async def _with_notifier(work: Callable[[], Awaitable[object]], notifier: Notifier | None) -> None:
-    """``work()``, with ``notifier`` sending beside it until it ends."""
-    import anyio
-
-    if notifier is None:
-        await work()
-        return
-    async with anyio.create_task_group() as group:
-        group.start_soon(notifier.run)
-        try:
-            await work()
-        finally:
-            notifier.stop()
