@@ -36,8 +36,15 @@ GROUPS = {
     "workers": ("test_workers_e2e.py",),
     # Parked tasks and notifications: workers polling tasks, killed, their server killed, and
     # notifiers sending to receivers that fail and come back. They mostly wait (leases, polls,
-    # pauses), so a process of their own runs them beside the others at little cost.
-    "tasks": ("test_tasks_parked*.py", "test_notify.py"),
+    # pauses), so a process of their own runs them beside the others at little cost; with them
+    # the stores' own tests on PostgreSQL (the others' group ended last).
+    "tasks": (
+        "test_tasks_parked*.py",
+        "test_notify.py",
+        "test_store_contract.py",
+        "test_durable_store.py",
+        "test_store_commands.py",
+    ),
     # Browsers, the docs site and programs nobody here wrote (the conformance suite, an mcp<2
     # server, FastMCP's tasks on Redis): mostly waiting on other programs.
     "outside": (
