@@ -12,7 +12,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 
 from support.http_process import RestartableHttpServer
 from support.redis import redis_url  # noqa: F401  (a Redis for the session)
@@ -30,25 +30,9 @@ def fastmcp_tasks_python() -> Path:
     return python_with("fastmcp-tasks-4.1.4", "fastmcp-tasks==4.1.4", "import fastmcp_tasks")
 
 
-@pytest.fixture(scope="module")
-def http_server(fastmcp_tasks_python: Path, redis_url: str) -> Iterator[RestartableHttpServer]:  # noqa: F811
-    """One FastMCP server for the module (its start is 2 s of CPU), over streamable HTTP on
-    127.0.0.1, its tasks in Docket on Redis under a name of its own: a server started again
-    after a kill (the last test) knows them."""
-    docket = f"toolnexus-tests-{secrets.token_hex(6)}"
-    served = RestartableHttpServer(
-        lambda fd: [str(fastmcp_tasks_python), str(SERVER), redis_url, "--fd", str(fd), "--docket", docket]
-    )
-    served.start()
-    try:
-        yield served
-    finally:
-        served.kill()
-
-
 @pytest.fixture
-def server(http_server: RestartableHttpServer) -> str:
-    return http_server.base + "/mcp"
+def server(fastmcp_tasks_python: Path, redis_url: str) -> StdioServerParameters:  # noqa: F811
+    return StdioServerParameters(command=str(fastmcp_tasks_python), args=[str(SERVER), redis_url])
 
 
 def answers(**by_field: Any) -> Callable[[Request], Answer]:
@@ -86,7 +70,7 @@ class _Task(mcp_types.Result):
     status_message: str | None = None
 
 
-async def test_fastmcp_tasks_ask_end_fail_and_are_cancelled(server: str) -> None:
+async def test_fastmcp_tasks_ask_end_fail_and_are_cancelled(server: StdioServerParameters) -> None:
     """One server session (a FastMCP server's start is 2 s of CPU): a task that asks and is
     answered, one whose question is declined, an optional tool made a task, a task that
     fails, and one whose call is cancelled."""
@@ -120,7 +104,7 @@ async def test_fastmcp_tasks_ask_end_fail_and_are_cancelled(server: str) -> None
 
 
 async def test_without_the_extension_fastmcp_refuses_a_task_only_tool_and_runs_an_optional_one(
-    server: str,
+    server: StdioServerParameters,
 ) -> None:
     async with Client(server, elicitation_callback=elicitation_callback(answers(title="Now"))) as client:
         with pytest.raises(MCPError) as refused:
@@ -129,6 +113,19 @@ async def test_without_the_extension_fastmcp_refuses_a_task_only_tool_and_runs_a
     assert refused.value.error.code == -32021
     assert TASKS in str(refused.value.error.data)
     assert text(foreground) == "Now: in the foreground"  # a 2026-07-28 round, answered as any
+
+
+@pytest.fixture
+def http_server(fastmcp_tasks_python: Path, redis_url: str) -> Iterator[RestartableHttpServer]:  # noqa: F811
+    docket = f"toolnexus-tests-{secrets.token_hex(6)}"  # one name: a server started again shares its tasks
+    served = RestartableHttpServer(
+        lambda fd: [str(fastmcp_tasks_python), str(SERVER), redis_url, "--fd", str(fd), "--docket", docket]
+    )
+    served.start()
+    try:
+        yield served
+    finally:
+        served.kill()
 
 
 async def test_fastmcp_tasks_parked_polled_by_a_worker_and_answered_across_a_server_restart(
