@@ -75,12 +75,13 @@ def toolnexus(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
 
 
 @contextlib.contextmanager
-def worker(store: Path, url: str, out: Path, *, lease: float = 60) -> Iterator[forkserver.Forked]:
+def worker(store: Path, url: str, out: Path, *options: str, lease: float = 60) -> Iterator[forkserver.Forked]:
+    """``toolnexus worker`` on ``store`` with ``options``, its output into ``out``; killed at the end."""
     with out.open("ab") as written:
         proc = forkserver.popen(
             [
                 *(sys.executable, "-m", "toolnexus", "worker", str(store), "--url", url),
-                *("--lease", str(lease), "--idle", "0.2"),
+                *("--lease", str(lease), "--idle", "0.2", *options),
             ],
             cwd=TESTS_DIR,
             stdout=written,
@@ -246,21 +247,11 @@ def test_a_worker_with_a_webhook_tells_of_a_tasks_question_and_its_end(
     receiver = Receiver(secret)
     store = tmp_path / "calls.db"
     key = park(store, server.url, "approve", {"item": "the notes"})
-    out = tmp_path / "worker.out"
+    options = ("--webhook", receiver.url, "--webhook-secret-file", str(secret_file))
     try:
-        with out.open("ab") as written:
-            proc = forkserver.popen(
-                [
-                    *(sys.executable, "-m", "toolnexus", "worker", str(store), "--url", server.url),
-                    *("--idle", "0.2", "--webhook", receiver.url, "--webhook-secret-file", str(secret_file)),
-                    *("--public-url", "https://inbox.example.com/"),
-                ],
-                cwd=TESTS_DIR,
-                stdout=written,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-            )
-        try:
+        with worker(
+            store, server.url, tmp_path / "worker.out", *options, "--public-url", "https://inbox.example.com/"
+        ) as proc:
             until(store, key, "waiting")
             answer(store, key, "yes")
             until(store, key, *ENDS)
@@ -268,7 +259,6 @@ def test_a_worker_with_a_webhook_tells_of_a_tasks_question_and_its_end(
             while "call.finished" not in receiver.types():
                 assert time.monotonic() < deadline, receiver.types()
                 time.sleep(0.05)
-        finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(10)
     finally:
