@@ -105,7 +105,7 @@ def test_each_notification_once_in_order_signed_and_without_an_answers_content(
 
 
 def test_a_receiver_that_fails_or_goes_away_gets_everything_once_it_is_back(
-    tmp_path: Path, receiver: Receiver
+    tmp_path: Path, receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = FakeClock()
     with durable.open_store(tmp_path / "calls.db", clock=clock) as store:
@@ -125,6 +125,8 @@ def test_a_receiver_that_fails_or_goes_away_gets_everything_once_it_is_back(
         assert deliver(notifier) == 3
     assert [got.body["call"]["key"] for got in receiver.got] == keys
     assert all(got.signed for got in receiver.got)
+    assert "could not be told" in caplog.text
+    assert "/hook" not in caplog.text  # a webhook's path (often a token) is never logged
 
 
 def test_a_question_still_unanswered_is_notified_again_and_escalated(

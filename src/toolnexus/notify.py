@@ -102,6 +102,15 @@ class Webhook:
             object.__setattr__(self, "name", f"webhook:{digest}")
         object.__setattr__(self, "events", _events(self.events, "Webhook"))
 
+    @property
+    def shown(self) -> str:
+        """The webhook as a log line names it: its scheme and host, and its name; never its
+        path or its query, which often hold a token."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{(parts.hostname or '?')[:100]} ({self.name})"
+
 
 @dataclass(frozen=True)
 class Channel:
@@ -427,9 +436,11 @@ class Notifier:
                                 first=_PAUSES[0],
                                 longest=_PAUSES[1],
                             )
-                            where = hook.shown if isinstance(hook, Channel) else hook.url
                             logger.warning(
-                                "%s could not be told (%s); trying again in %.0f s", where, problem, pause
+                                "%s could not be told (%s); trying again in %.0f s",
+                                hook.shown,
+                                problem,
+                                pause,
                             )
                             return  # let go: the store holds the pause, and the place
                         self.sent += 1
